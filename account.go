@@ -1,0 +1,44 @@
+package webhooks
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Account is a customer of the platform. A managed account is provisioned by
+// another account (ProvisionedBy), e.g. an accounting firm that runs its
+// clients' accounts; there is one level only, so a managed account cannot
+// provision another.
+type Account struct {
+	ID            string
+	Name          string
+	ProvisionedBy string // empty when the account is not managed
+	Created       time.Time
+}
+
+// Managed reports whether another account provisioned a.
+func (a *Account) Managed() bool { return a.ProvisionedBy != "" }
+
+// Validate checks the fields a caller provides.
+func (a *Account) Validate() error {
+	a.Name = strings.TrimSpace(a.Name)
+	switch {
+	case a.Name == "":
+		return Errorf(EINVALID, "name is required.")
+	case utf8.RuneCountInString(a.Name) > 200:
+		return Errorf(EINVALID, "name must be at most 200 characters.")
+	case a.ProvisionedBy != "" && !ValidID(a.ProvisionedBy):
+		return Errorf(EINVALIDPROVISIONING, "provisioned_by %q is not an account id.", a.ProvisionedBy)
+	}
+	return nil
+}
+
+// APIKey is an account's key to the API. Only a hash of the key is stored:
+// the key itself is shown once, when it is created.
+type APIKey struct {
+	ID        string
+	AccountID string
+	Hash      []byte
+	Created   time.Time
+}

@@ -1,0 +1,120 @@
+package webhooks
+
+import (
+	"time"
+)
+
+// Delivery statuses.
+const (
+	// DeliveryPending: an attempt is due or scheduled (NextAttemptAt).
+	DeliveryPending = "pending"
+	// DeliveryDelivered: the endpoint answered 2xx. The event reached the
+	// receiver's system; whether the receiver processed it is not known.
+	DeliveryDelivered = "delivered"
+	// DeliveryFailed: a manual attempt failed, or the endpoint was disabled
+	// or deleted. Nothing is scheduled.
+	DeliveryFailed = "failed"
+	// DeliveryFailedPermanently: a non-retryable answer, a refused address,
+	// or the schedule ran out.
+	DeliveryFailedPermanently = "failed_permanently"
+)
+
+// Reasons a delivery ended without being delivered.
+const (
+	ReasonNonRetryableStatus  = "non_retryable_status"
+	ReasonScheduleExhausted   = "schedule_exhausted"
+	ReasonAddressNotAllowed   = "address_not_allowed"
+	ReasonEndpointDisabled    = "endpoint_disabled"
+	ReasonEndpointDeleted     = "endpoint_deleted"
+	ReasonManualAttemptFailed = "manual_attempt_failed"
+)
+
+// Delivery is one event sent to one endpoint, with its own id, state and
+// attempts. Its body is rendered once, when it is created, and every attempt
+// sends the same bytes.
+type Delivery struct {
+	ID                 string
+	EndpointID         string
+	EventID            string
+	EventType          string
+	Relationship       Relationship // account endpoints only
+	ReplayOf           string       // the original, for a replay
+	Status             string
+	Reason             string
+	AttemptCount       int
+	NextAttemptAt      time.Time // zero when nothing is scheduled
+	LastResponseStatus int       // zero when no attempt got an answer
+	// Manual is set while a retry or replay's single attempt is due: if it
+	// fails, the delivery ends failed instead of following the schedule.
+	Manual  bool
+	Body    []byte
+	Created time.Time
+	Updated time.Time
+
+	Attempts []*Attempt // filled by FindDelivery only
+}
+
+// Resendable reports whether a delivery may be sent again by hand.
+func (d *Delivery) Resendable() bool {
+	return d.Status == DeliveryFailed || d.Status == DeliveryFailedPermanently
+}
+
+// Outcome is how an attempt ended.
+type Outcome int
+
+// Outcomes of an attempt.
+const (
+	// OutcomeDelivered: any 2xx.
+	OutcomeDelivered Outcome = iota
+	// OutcomeRetry: 5xx, 408, 425, 429, 3xx, a timeout or a connection
+	// error. Retried on the schedule.
+	OutcomeRetry
+	// OutcomeRejected: any other 4xx. Not retried.
+	OutcomeRejected
+	// OutcomeRefused: the address is one the service will not call. Not
+	// retried, and nothing was sent.
+	OutcomeRefused
+)
+
+// ClassifyStatus returns the outcome of an attempt the endpoint answered
+// with status.
+func ClassifyStatus(status int) Outcome {
+	switch {
+	case status >= 200 && status < 300:
+		return OutcomeDelivered
+	case status == 408 || status == 425 || status == 429:
+		return OutcomeRetry
+	case status >= 400 && status < 500:
+		return OutcomeRejected
+	default: // 1xx that ended the exchange, 3xx (redirects are not followed), 5xx
+		return OutcomeRetry
+	}
+}
+
+// Transition is a delivery's state after an attempt.
+type Transition struct {
+	Status        string
+	Reason        string
+	NextAttemptAt time.Time
+}
+
+// After returns the state of a delivery after its attempt number n (1-based)
+// ended with outcome at now. manual says the attempt was a retry or replay's
+// single attempt.
+func (p RetryPolicy) After(n int, manual bool, outcome Outcome, now time.Time, random float64) Transition {
+	switch {
+	case outcome == OutcomeDelivered:
+		return Transition{Status: DeliveryDelivered}
+	case manual:
+		return Transition{Status: DeliveryFailed, Reason: ReasonManualAttemptFailed}
+	case outcome == OutcomeRefused:
+		return Transition{Status: DeliveryFailedPermanently, Reason: ReasonAddressNotAllowed}
+	case outcome == OutcomeRejected:
+		return Transition{Status: DeliveryFailedPermanently, Reason: ReasonNonRetryableStatus}
+	}
+	wait, ok := p.Wait(n, random)
+	if !ok {
+		return Transition{Status: DeliveryFailedPermanently, Reason: ReasonScheduleExhausted}
+	}
+	return Transition{Status: DeliveryPending, NextAttemptAt: now.Add(wait)}
+}

@@ -1,0 +1,82 @@
+package webhooks
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. They are part of the public API (the "code" of an error
+// response), so they follow the spec exactly. Each maps to one HTTP status in
+// internal/httpapi.
+const (
+	// 400: the request is malformed.
+	EINVALID       = "invalid_request"
+	EINVALIDJSON   = "invalid_json"
+	EUNKNOWNFIELD  = "unknown_field"
+	EURLNOTALLOWED = "url_not_allowed"
+	EWRONGRESEND   = "wrong_resend_action"
+	// 401
+	EUNAUTHORIZED = "unauthorized"
+	// 404: missing, or another tenant's (the two are indistinguishable).
+	ENOTFOUND = "not_found"
+	// 405
+	EMETHOD = "method_not_allowed"
+	// 409: conflicts with the current state.
+	EIDEMPOTENCYREUSED = "idempotency_key_reused"
+	ENIFTAKEN          = "nif_taken"
+	ENOTRESENDABLE     = "delivery_not_resendable"
+	EOUTSIDEWINDOW     = "outside_resend_window"
+	EENDPOINTDISABLED  = "endpoint_disabled"
+	// 413
+	ETOOLARGE = "request_too_large"
+	// 422: well-formed but not allowed.
+	EUNPROCESSABLE       = "unprocessable"
+	EINVALIDPROVISIONING = "invalid_provisioning"
+	EINVALIDNIF          = "invalid_nif"
+	ECOMPANYREQUIRED     = "company_required"
+	EUNKNOWNCOMPANY      = "unknown_company"
+	EUNKNOWNACCOUNT      = "unknown_account"
+	// 500: anything that is not an *Error.
+	EINTERNAL = "internal_error"
+	// 503
+	EUNAVAILABLE = "service_unavailable"
+)
+
+// Error is an error the service reports to its callers: a code from the list
+// above and a message a person can act on. Any other error is internal.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("webhooks error: code=%s message=%s", e.Code, e.Message)
+}
+
+// Errorf returns an *Error with the code and a formatted message.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of err if it is, or wraps, an *Error, and
+// EINTERNAL otherwise.
+func ErrorCode(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	if err == nil {
+		return ""
+	}
+	return EINTERNAL
+}
+
+// ErrorMessage returns the message of err if it is an *Error, and a generic
+// message otherwise, so that internal details never reach a caller.
+func ErrorMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "Internal error."
+}

@@ -1,0 +1,91 @@
+package webhooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// PingEventType is the type of the test event an endpoint's "send test
+// event" action sends. It is reserved: producers cannot register it.
+const PingEventType = "ping"
+
+// MaxEventTypeLength bounds an event type's length.
+const MaxEventTypeLength = 100
+
+var eventTypePattern = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_]+)+$`)
+
+// Event is something that happened, registered once. Its id is assigned at
+// registration and travels unchanged in every envelope, attempt, retry and
+// replay.
+type Event struct {
+	ID            string
+	Type          string
+	APIVersion    string // the version Data is stored in: always the newest
+	Created       time.Time
+	Livemode      bool
+	Test          bool
+	CorrelationID string // empty when the producer gave none
+	AccountID     string // the account the event belongs to
+	CompanyID     string // empty for an account.* event about no company
+	// Object is data.object, the resource as the producer sent it (compact
+	// JSON, the producer's key order kept).
+	Object json.RawMessage
+}
+
+// IsAccountEvent reports whether the event is an account.* event, which only
+// account endpoints receive.
+func (e *Event) IsAccountEvent() bool { return IsAccountEventType(e.Type) }
+
+// IsAccountEventType reports whether typ is an account.* type.
+func IsAccountEventType(typ string) bool { return strings.HasPrefix(typ, "account.") }
+
+// ValidateEventType checks a producer's event type.
+func ValidateEventType(typ string) error {
+	switch {
+	case typ == "":
+		return Errorf(EINVALID, "type is required.")
+	case len(typ) > MaxEventTypeLength:
+		return Errorf(EINVALID, "type must be at most %d characters.", MaxEventTypeLength)
+	case !eventTypePattern.MatchString(typ):
+		return Errorf(EINVALID, "type %q is not a valid event type: use lowercase dotted names such as invoice.sent.", typ)
+	}
+	return nil
+}
+
+// Validate checks an event a producer registers (before the service assigns
+// its id, account and times).
+func (e *Event) Validate() error {
+	if err := ValidateEventType(e.Type); err != nil {
+		return err
+	}
+	if e.CompanyID != "" && !ValidID(e.CompanyID) {
+		return Errorf(EINVALID, "company_id %q is not a company id.", e.CompanyID)
+	}
+	if e.AccountID != "" && !ValidID(e.AccountID) {
+		return Errorf(EINVALID, "account_id %q is not an account id.", e.AccountID)
+	}
+	if e.IsAccountEvent() {
+		if e.AccountID == "" && e.CompanyID == "" {
+			return Errorf(EINVALID, "an %s event needs account_id (or a company_id whose account it is about).", e.Type)
+		}
+	} else if e.CompanyID == "" {
+		return Errorf(ECOMPANYREQUIRED, "a %s event must name a company: only account.* events may omit company_id.", e.Type)
+	}
+	if utf8.RuneCountInString(e.CorrelationID) > 255 {
+		return Errorf(EINVALID, "correlation_id must be at most 255 characters.")
+	}
+	obj := bytes.TrimSpace(e.Object)
+	if len(obj) == 0 || obj[0] != '{' {
+		return Errorf(EINVALID, "data.object is required and must be a JSON object.")
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, obj); err != nil {
+		return Errorf(EINVALIDJSON, "data.object is not valid JSON.")
+	}
+	e.Object = compact.Bytes()
+	return validateObjectForVersions(e.Object)
+}

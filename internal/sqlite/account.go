@@ -1,0 +1,128 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// CreateAccount implements webhooks.Store.
+func (s *Store) CreateAccount(ctx context.Context, a *webhooks.Account) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if a.ProvisionedBy != "" {
+			p, err := findAccount(ctx, tx, a.ProvisionedBy)
+			if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is not an account.", a.ProvisionedBy)
+			} else if err != nil {
+				return err
+			}
+			if p.Managed() {
+				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is itself a managed account: managed accounts cannot provision others.", a.ProvisionedBy)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES (?, ?, ?, ?)`,
+			a.ID, a.Name, nullString(a.ProvisionedBy), ms(a.Created))
+		return err
+	})
+}
+
+// FindAccount implements webhooks.Store.
+func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
+	return findAccount(ctx, s.read, id)
+}
+
+func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, error) {
+	var a webhooks.Account
+	var prov sql.NullString
+	var created sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT id, name, provisioned_by, created FROM accounts WHERE id = ?`, id).
+		Scan(&a.ID, &a.Name, &prov, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("account")
+	} else if err != nil {
+		return nil, err
+	}
+	a.ProvisionedBy, a.Created = prov.String, fromMS(created)
+	return &a, nil
+}
+
+// CreateAPIKey implements webhooks.Store.
+func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *webhooks.AuditEntry) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := findAccount(ctx, tx, k.AccountID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES (?, ?, ?, ?)`,
+			k.ID, k.AccountID, k.Hash, ms(k.Created)); err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, audit, k.AccountID, webhooks.AuditAPIKeyCreated, webhooks.TargetAPIKey, k.ID, k.Created)
+	})
+}
+
+// RevokeAPIKey implements webhooks.Store.
+func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit *webhooks.AuditEntry) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("api key")
+		}
+		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, audit.Created)
+	})
+}
+
+// FindAPIKey implements webhooks.Store.
+func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
+	var k webhooks.APIKey
+	var created sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT id, account_id, hash, created FROM api_keys WHERE hash = ?`, hash).
+		Scan(&k.ID, &k.AccountID, &k.Hash, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("api key")
+	} else if err != nil {
+		return nil, err
+	}
+	k.Created = fromMS(created)
+	return &k, nil
+}
+
+// CreateCompany implements webhooks.Store.
+func (s *Store) CreateCompany(ctx context.Context, c *webhooks.Company) error {
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := findAccount(ctx, tx, c.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+			return webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", c.AccountID)
+		} else if err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES (?, ?, ?, ?, ?)`,
+			c.ID, c.AccountID, c.NIF, c.Name, ms(c.Created))
+		if isUniqueViolation(err) {
+			return webhooks.Errorf(webhooks.ENIFTAKEN, "NIF %s already belongs to a company.", c.NIF)
+		}
+		return err
+	})
+}
+
+// FindCompany implements webhooks.Store.
+func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
+	return findCompany(ctx, s.read, id)
+}
+
+func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
+	var c webhooks.Company
+	var created sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT id, account_id, nif, name, created FROM companies WHERE id = ?`, id).
+		Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("company")
+	} else if err != nil {
+		return nil, err
+	}
+	c.Created = fromMS(created)
+	return &c, nil
+}

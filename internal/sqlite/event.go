@@ -1,0 +1,213 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created`
+
+func scanEvent(r scanner) (*webhooks.Event, error) {
+	var e webhooks.Event
+	var livemode, test int
+	var corr, company sql.NullString
+	var object string
+	var created sql.NullInt64
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &e.AccountID, &company, &object, &created); err != nil {
+		return nil, err
+	}
+	e.Livemode, e.Test, e.CorrelationID, e.CompanyID = livemode == 1, test == 1, corr.String, company.String
+	e.Object, e.Created = []byte(object), fromMS(created)
+	return &e, nil
+}
+
+func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, error) {
+	e, err := scanEvent(q.QueryRowContext(ctx, `SELECT `+eventCols+` FROM events WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("event")
+	}
+	return e, err
+}
+
+// FindEvent implements webhooks.Store.
+func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, error) {
+	return findEvent(ctx, s.read, id)
+}
+
+// ListEvents implements webhooks.Store.
+func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
+	q := listQuery{table: "events", cols: eventCols, where: []string{"test = 0"}}
+	if f.CompanyID != "" {
+		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
+	} else {
+		q.where, q.args = append(q.where, "account_id = ?"), append(q.args, f.AccountID)
+	}
+	if f.Type != "" {
+		q.where, q.args = append(q.where, "type = ?"), append(q.args, f.Type)
+	}
+	if !f.CreatedGTE.IsZero() {
+		q.where, q.args = append(q.where, "created >= ?"), append(q.args, ms(f.CreatedGTE))
+	}
+	if !f.CreatedLT.IsZero() {
+		q.where, q.args = append(q.where, "created < ?"), append(q.args, ms(f.CreatedLT))
+	}
+	return list(ctx, s.read, q, p, scanEvent)
+}
+
+// RegisterEvent implements webhooks.Store.
+func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
+	var (
+		first      *webhooks.Event
+		deliveries []*webhooks.Delivery
+	)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if key != nil {
+			var hash []byte
+			var eventID string
+			var created int64
+			err := tx.QueryRowContext(ctx, `SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = ?`, key.Key).
+				Scan(&hash, &eventID, &created)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+			case err != nil:
+				return err
+			case key.Created.Sub(time.UnixMilli(created)) < webhooks.IdempotencyWindow:
+				if !bytes.Equal(hash, key.RequestHash) {
+					return webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+				}
+				first, err = findEvent(ctx, tx, eventID)
+				return err
+			default: // an expired key is forgotten
+				if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key = ?`, key.Key); err != nil {
+					return err
+				}
+			}
+		}
+		c, err := candidates(ctx, tx, ev)
+		if err != nil {
+			return err
+		}
+		if deliveries, err = webhooks.Route(ev, c, ev.Created); err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, ev); err != nil {
+			return err
+		}
+		if deliveries, err = insertDeliveries(ctx, tx, deliveries); err != nil {
+			return err
+		}
+		if key != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES (?, ?, ?, ?)`,
+				key.Key, key.RequestHash, ev.ID, ms(key.Created)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if first != nil {
+		return first, nil, false, nil
+	}
+	return ev, deliveries, true, nil
+}
+
+// candidates resolves ev's account from its company and loads the endpoints
+// it may reach.
+func candidates(ctx context.Context, tx *sql.Tx, ev *webhooks.Event) (webhooks.Candidates, error) {
+	var c webhooks.Candidates
+	if ev.CompanyID != "" {
+		company, err := findCompany(ctx, tx, ev.CompanyID)
+		if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+			return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
+		} else if err != nil {
+			return c, err
+		}
+		if ev.AccountID != "" && ev.AccountID != company.AccountID {
+			return c, webhooks.Errorf(webhooks.EUNPROCESSABLE, "company %s does not belong to account %s.", ev.CompanyID, ev.AccountID)
+		}
+		ev.AccountID = company.AccountID
+	}
+	account, err := findAccount(ctx, tx, ev.AccountID)
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+		return c, webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", ev.AccountID)
+	} else if err != nil {
+		return c, err
+	}
+	if ev.CompanyID != "" && !ev.IsAccountEvent() {
+		if c.Company, err = queryEndpoints(ctx, tx, `company_id = ?`, ev.CompanyID); err != nil {
+			return c, err
+		}
+	}
+	if c.Own, err = queryEndpoints(ctx, tx, `account_id = ?`, ev.AccountID); err != nil {
+		return c, err
+	}
+	if account.Managed() {
+		if c.Manager, err = queryEndpoints(ctx, tx, `account_id = ?`, account.ProvisionedBy); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+func queryEndpoints(ctx context.Context, q querier, where string, args ...any) ([]*webhooks.Endpoint, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE deleted IS NULL AND `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*webhooks.Endpoint
+	for rows.Next() {
+		e, err := scanEndpoint(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+func insertEvent(ctx context.Context, tx *sql.Tx, ev *webhooks.Event) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
+		ev.AccountID, nullString(ev.CompanyID), string(ev.Object), ms(ev.Created))
+	return err
+}
+
+// SendTestEvent implements webhooks.Store.
+func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
+	var out *webhooks.Delivery
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		ep, err := findEndpoint(ctx, tx, endpointID)
+		if err != nil {
+			return err
+		}
+		if !ep.Enabled() {
+			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before sending a test event.")
+		}
+		accountID, err := endpointAccount(ctx, tx, ep)
+		if err != nil {
+			return err
+		}
+		ev := webhooks.NewTestEvent(ep, accountID, now)
+		d, err := webhooks.NewDelivery(ev, ep, now)
+		if err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, ev); err != nil {
+			return err
+		}
+		if _, err := insertDeliveries(ctx, tx, []*webhooks.Delivery{d}); err != nil {
+			return err
+		}
+		out = d
+		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, endpointID, now)
+	})
+	return out, err
+}

@@ -1,0 +1,65 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// listQuery describes one list: newest first by (created, id), which an
+// index on (<filter columns>, created, id) serves without sorting.
+type listQuery struct {
+	table string
+	cols  string
+	where []string
+	args  []any
+}
+
+// list returns one page. The cursor is the id of the last item seen; the
+// page continues after that item's (created, id), so items created meanwhile
+// never shift a page and every item is listed exactly once.
+func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, scan func(scanner) (T, error)) (*webhooks.List[T], error) {
+	where, args := append([]string(nil), q.where...), append([]any(nil), q.args...)
+	if p.StartingAfter != "" {
+		var created int64
+		err := db.QueryRowContext(ctx, `SELECT created FROM `+q.table+` WHERE id = ? AND `+strings.Join(q.where, " AND "),
+			append([]any{p.StartingAfter}, q.args...)...).Scan(&created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, webhooks.Errorf(webhooks.EINVALID, "starting_after %s is not an item of this list.", p.StartingAfter)
+		} else if err != nil {
+			return nil, err
+		}
+		where = append(where, "(created, id) < (?, ?)")
+		args = append(args, created, p.StartingAfter)
+	}
+	args = append(args, p.Limit+1)
+	rows, err := db.QueryContext(ctx, `SELECT `+q.cols+` FROM `+q.table+` WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY created DESC, id DESC LIMIT ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := &webhooks.List[T]{Data: []T{}}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out.Data = append(out.Data, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out.Data) > p.Limit {
+		out.Data, out.HasMore = out.Data[:p.Limit], true
+	}
+	return out, nil
+}

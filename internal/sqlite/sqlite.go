@@ -1,0 +1,244 @@
+// Package sqlite implements webhooks.Store on an embedded SQLite file, with
+// the pure-Go modernc.org/sqlite driver (no cgo).
+//
+// One process owns the file: Open takes an exclusive lock beside it, so a
+// second `webhooks serve` on the same file fails at once instead of
+// delivering twice. Writes go through one connection (SQLite has one writer
+// anyway; queueing in database/sql is cheaper than SQLite's busy retries),
+// reads through a pool that WAL lets run beside the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+//go:embed migration/*.sql
+var migrations embed.FS
+
+// Store is a webhooks.Store on SQLite.
+type Store struct {
+	write *sql.DB // one connection, transactions BEGIN IMMEDIATE
+	read  *sql.DB
+	lock  *os.File
+}
+
+var _ webhooks.Store = (*Store)(nil)
+
+// Open opens (creating it if needed) the database file at path, takes the
+// file's lock, applies migrations and hands back claims a previous process
+// left behind: holding the lock proves that process is gone.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" {
+		return nil, fmt.Errorf("sqlite: a file path is required")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+	}
+	lock, err := lockFile(path + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{lock: lock}
+	// WAL lets readers run beside the writer. synchronous=FULL makes every
+	// commit durable across power loss too, not only process crashes: an
+	// accepted event is never lost. foreign_keys is off by default in SQLite
+	// for historical reasons. busy_timeout covers the rare checkpoint.
+	pragmas := []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"}
+	dsn := func(extra ...string) string {
+		q := url.Values{}
+		for _, p := range pragmas {
+			q.Add("_pragma", p)
+		}
+		for i := 0; i+1 < len(extra); i += 2 {
+			q.Add(extra[i], extra[i+1])
+		}
+		return "file:" + path + "?" + q.Encode()
+	}
+	if s.write, err = sql.Open("sqlite", dsn("_txlock", "immediate")); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	s.write.SetMaxOpenConns(1)
+	s.write.SetMaxIdleConns(1)
+	s.write.SetConnMaxIdleTime(0)
+	s.write.SetConnMaxLifetime(0)
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	pragmas = append(pragmas, "query_only(1)")
+	if s.read, err = sql.Open("sqlite", dsn()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	s.read.SetMaxOpenConns(n)
+	s.read.SetMaxIdleConns(n)
+	if _, err := s.write.ExecContext(ctx, `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL WHERE lease_expires IS NOT NULL`); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: release claims: %w", err)
+	}
+	return s, nil
+}
+
+// Close closes the database and releases the file's lock.
+func (s *Store) Close() error {
+	var errs []error
+	if s.read != nil {
+		errs = append(errs, s.read.Close())
+	}
+	if s.write != nil {
+		// A checkpoint at close keeps the WAL file from growing across runs.
+		s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+		errs = append(errs, s.write.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Ping checks that both pools answer.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.write.PingContext(ctx); err != nil {
+		return err
+	}
+	var one int
+	return s.read.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+}
+
+// migrate applies the embedded migrations not yet applied, in name order,
+// each in its own transaction with its record.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migration/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := s.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("sqlite: migrate %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func (s *Store) migrateFile(ctx context.Context, name string) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE name = ?`, name).Scan(&n); err != nil {
+		return err
+	}
+	if n > 0 {
+		return nil
+	}
+	body, err := migrations.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied) VALUES (?, ?)`, name, time.Now().UnixMilli()); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// inTx runs fn in a write transaction.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// querier is what a read needs: the read pool, or a write transaction when
+// the read is part of a change.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// ms converts a time to the stored unix milliseconds; the zero time is NULL.
+func ms(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts stored unix milliseconds back; NULL is the zero time.
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+// nullString stores an empty string as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullInt(n int) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// placeholders returns "?, ?, ?" for n arguments.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// notFound is the error for an object that does not exist.
+func notFound(kind string) error {
+	return webhooks.Errorf(webhooks.ENOTFOUND, "No such %s.", kind)
+}
+
+func isUniqueViolation(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}

@@ -1,0 +1,73 @@
+package webhooks
+
+import (
+	"time"
+)
+
+// Resend windows: how old an event may be for its delivery to be sent again
+// by hand.
+const (
+	RetryWindow  = 30 * 24 * time.Hour
+	ReplayWindow = 90 * 24 * time.Hour
+)
+
+// Resend actions.
+const (
+	ActionRetry  = "retry"
+	ActionReplay = "replay"
+)
+
+// ResendAction returns the manual resend an endpoint's scope takes: retry
+// re-arms an account endpoint's delivery; replay creates a new delivery on a
+// company endpoint.
+func ResendAction(scope Scope) string {
+	if scope == ScopeAccount {
+		return ActionRetry
+	}
+	return ActionReplay
+}
+
+// CheckResend reports whether d, a delivery of ep whose event was created at
+// eventCreated, may be sent again by hand with action at now.
+func CheckResend(action string, ep *Endpoint, d *Delivery, eventCreated, now time.Time) error {
+	if want := ResendAction(ep.Scope); action != want {
+		return Errorf(EWRONGRESEND, "%s endpoints do not %s deliveries: use %s, which %s.", ep.Scope, action, want, map[string]string{
+			ActionRetry:  "re-arms the same delivery",
+			ActionReplay: "creates a new delivery with the same event id",
+		}[want])
+	}
+	if !ep.Enabled() {
+		return Errorf(EENDPOINTDISABLED, "the endpoint is disabled: enable it before sending deliveries again.")
+	}
+	if !d.Resendable() {
+		return Errorf(ENOTRESENDABLE, "only failed or failed_permanently deliveries can be sent again; this one is %s.", d.Status)
+	}
+	window := RetryWindow
+	if action == ActionReplay {
+		window = ReplayWindow
+	}
+	if now.Sub(eventCreated) >= window {
+		return Errorf(EOUTSIDEWINDOW, "the event is older than the %d-day %s window.", int(window/(24*time.Hour)), action)
+	}
+	return nil
+}
+
+// NewTestEvent returns the ping event of an endpoint's "send test event":
+// test true, the endpoint's livemode, and, on an account endpoint, the
+// endpoint's account with no company.
+func NewTestEvent(ep *Endpoint, accountID string, now time.Time) *Event {
+	ev := &Event{
+		ID:         NewID(),
+		Type:       PingEventType,
+		APIVersion: LatestAPIVersion,
+		Created:    now,
+		Livemode:   ep.Livemode,
+		Test:       true,
+		AccountID:  accountID,
+	}
+	if ep.Scope == ScopeCompany {
+		ev.CompanyID = ep.CompanyID
+	}
+	ev.Object = []byte(`{"object":"webhook_endpoint","id":"` + ep.ID + `","message":"A test event sent from your webhook settings."}`)
+	return ev
+}
