@@ -17,6 +17,8 @@ const (
 	EWRONGRESEND   = "wrong_resend_action"
 	// 401
 	EUNAUTHORIZED = "unauthorized"
+	// 403: an admin-only route called with an account key.
+	EFORBIDDEN = "forbidden"
 	// 404: missing, or another tenant's (the two are indistinguishable).
 	ENOTFOUND = "not_found"
 	// 405

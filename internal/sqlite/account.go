@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -72,7 +73,12 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("api key")
 		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, audit.Created)
+		// RevokeAPIKey is given no time: the entry's own, or the clock's.
+		now := time.Now()
+		if audit != nil && !audit.Created.IsZero() {
+			now = audit.Created
+		}
+		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, now)
 	})
 }
 

@@ -12,7 +12,7 @@ import (
 // ClaimDeliveries implements webhooks.Store.
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
 	var claims []*webhooks.Claim
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTxWith(ctx, lazy, func(tx *sql.Tx) error {
 		exclude := append([]string(nil), r.Exclude...)
 		held := map[string]int{}
 		if r.PerEndpoint > 0 {
@@ -112,7 +112,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	if len(records) == 0 {
 		return nil
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTxWith(ctx, lazy, func(tx *sql.Tx) error {
 		// While the delivery is pending the attempt decides its state. If its
 		// endpoint was disabled or deleted during the attempt, the delivery
 		// already ended failed: only a success still changes that.
@@ -162,7 +162,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTxWith(ctx, lazy, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL
 			WHERE lease_token = ? AND id IN (`+placeholders(len(ids))+`)`, args...)
 		return err

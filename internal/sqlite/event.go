@@ -59,63 +59,145 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	return list(ctx, s.read, q, p, scanEvent)
 }
 
-// RegisterEvent implements webhooks.Store.
+// RegisterEvent implements webhooks.Store. Registrations are committed in
+// groups: each durable commit waits for the disk, so concurrent
+// registrations share one commit (group commit), each in its own savepoint
+// so that one refused registration does not undo the others.
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
-	var (
-		first      *webhooks.Event
-		deliveries []*webhooks.Delivery
-	)
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if key != nil {
-			var hash []byte
-			var eventID string
-			var created int64
-			err := tx.QueryRowContext(ctx, `SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = ?`, key.Key).
-				Scan(&hash, &eventID, &created)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-			case err != nil:
-				return err
-			case key.Created.Sub(time.UnixMilli(created)) < webhooks.IdempotencyWindow:
-				if !bytes.Equal(hash, key.RequestHash) {
-					return webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+	req := &registration{ctx: ctx, ev: ev, key: key, done: make(chan struct{})}
+	select {
+	case s.registrations <- req:
+	case <-ctx.Done():
+		return nil, nil, false, ctx.Err()
+	case <-s.closing:
+		return nil, nil, false, errClosed
+	}
+	select {
+	case <-req.done:
+	case <-ctx.Done():
+		// The registration may still commit; the caller was not told it
+		// was accepted, and retries with its Idempotency-Key are safe.
+		return nil, nil, false, ctx.Err()
+	}
+	if req.err != nil {
+		return nil, nil, false, req.err
+	}
+	if req.first != nil {
+		return req.first, nil, false, nil
+	}
+	return ev, req.deliveries, true, nil
+}
+
+// registration is one RegisterEvent waiting for its group's commit.
+type registration struct {
+	ctx  context.Context
+	ev   *webhooks.Event
+	key  *webhooks.IdempotencyKey
+	done chan struct{}
+
+	first      *webhooks.Event // the earlier event of a repeated key
+	deliveries []*webhooks.Delivery
+	err        error
+}
+
+// maxGroup bounds a group commit, so one transaction stays short.
+const maxGroup = 128
+
+// registrar commits registrations in groups until the store closes.
+func (s *Store) registrar() {
+	defer close(s.registrarDone)
+	group := make([]*registration, 0, maxGroup)
+	for {
+		select {
+		case r := <-s.registrations:
+			group = append(group[:0], r)
+		case <-s.closing:
+			return
+		}
+	more:
+		for len(group) < maxGroup {
+			select {
+			case r := <-s.registrations:
+				group = append(group, r)
+			default:
+				break more
+			}
+		}
+		err := s.inTx(context.Background(), func(tx *sql.Tx) error {
+			for _, r := range group {
+				if r.err = r.ctx.Err(); r.err != nil {
+					continue
 				}
-				first, err = findEvent(ctx, tx, eventID)
-				return err
-			default: // an expired key is forgotten
-				if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key = ?`, key.Key); err != nil {
+				if _, err := tx.Exec(`SAVEPOINT registration`); err != nil {
+					return err
+				}
+				r.first, r.deliveries, r.err = registerEvent(r.ctx, tx, r.ev, r.key)
+				if r.err != nil {
+					if _, err := tx.Exec(`ROLLBACK TO registration`); err != nil {
+						return err
+					}
+				}
+				if _, err := tx.Exec(`RELEASE registration`); err != nil {
 					return err
 				}
 			}
+			return nil
+		})
+		for _, r := range group {
+			if err != nil && r.err == nil {
+				r.err = err
+			}
+			close(r.done)
 		}
-		c, err := candidates(ctx, tx, ev)
-		if err != nil {
-			return err
-		}
-		if deliveries, err = webhooks.Route(ev, c, ev.Created); err != nil {
-			return err
-		}
-		if err := insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		if deliveries, err = insertDeliveries(ctx, tx, deliveries); err != nil {
-			return err
-		}
-		if key != nil {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES (?, ?, ?, ?)`,
-				key.Key, key.RequestHash, ev.ID, ms(key.Created)); err != nil {
-				return err
+	}
+}
+
+// registerEvent registers one event in tx (see RegisterEvent). It returns
+// the first event when key repeats a recent request.
+func registerEvent(ctx context.Context, tx *sql.Tx, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, error) {
+	if key != nil {
+		var hash []byte
+		var eventID string
+		var created int64
+		err := tx.QueryRowContext(ctx, `SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = ?`, key.Key).
+			Scan(&hash, &eventID, &created)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, nil, err
+		case key.Created.Sub(time.UnixMilli(created)) < webhooks.IdempotencyWindow:
+			if !bytes.Equal(hash, key.RequestHash) {
+				return nil, nil, webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+			}
+			first, err := findEvent(ctx, tx, eventID)
+			return first, nil, err
+		default: // an expired key is forgotten
+			if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key = ?`, key.Key); err != nil {
+				return nil, nil, err
 			}
 		}
-		return nil
-	})
+	}
+	c, err := candidates(ctx, tx, ev)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, err
 	}
-	if first != nil {
-		return first, nil, false, nil
+	deliveries, err := webhooks.Route(ev, c, ev.Created)
+	if err != nil {
+		return nil, nil, err
 	}
-	return ev, deliveries, true, nil
+	if err := insertEvent(ctx, tx, ev); err != nil {
+		return nil, nil, err
+	}
+	if deliveries, err = insertDeliveries(ctx, tx, deliveries); err != nil {
+		return nil, nil, err
+	}
+	if key != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES (?, ?, ?, ?)`,
+			key.Key, key.RequestHash, ev.ID, ms(key.Created)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return nil, deliveries, nil
 }
 
 // candidates resolves ev's account from its company and loads the endpoints

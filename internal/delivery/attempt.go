@@ -1,0 +1,138 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/signature"
+)
+
+// Headers of a delivery request.
+const (
+	HeaderEventID      = "Factuarea-Event-Id"
+	HeaderEventType    = "Factuarea-Event-Type"
+	HeaderDeliveryID   = "Factuarea-Delivery-Id"
+	HeaderRelationship = "Factuarea-Account-Relationship"
+	HeaderIdempotency  = "Idempotency-Key"
+)
+
+// UserAgent identifies the sender.
+var UserAgent = "Factuarea-Webhooks/" + webhooks.Version
+
+// NewClient returns the client attempts are made with: redirects are never
+// followed (a 3xx is a retryable failure, and following one would let an
+// endpoint point the service at an address the guard never saw), and the
+// attempt's context bounds each request.
+func NewClient(transport http.RoundTripper) *http.Client {
+	return &http.Client{
+		Transport: transport,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// NewRequest builds the request of one attempt of d to ep, signed at now.
+func NewRequest(ctx context.Context, d *webhooks.Delivery, ep *webhooks.Endpoint, now time.Time) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(d.Body))
+	if err != nil {
+		return nil, err
+	}
+	h := req.Header
+	h["Content-Type"] = []string{"application/json"}
+	h["User-Agent"] = []string{UserAgent}
+	h[signature.HeaderName] = []string{signature.Sign(now.Unix(), d.Body, ep.SigningSecrets(now)...)}
+	h[HeaderEventID] = []string{d.EventID}
+	h[HeaderEventType] = []string{d.EventType}
+	h[HeaderDeliveryID] = []string{d.ID}
+	h[HeaderIdempotency] = []string{d.EventID}
+	if d.Relationship != "" {
+		h[HeaderRelationship] = []string{string(d.Relationship)}
+	}
+	return req, nil
+}
+
+// attempt makes one attempt of a claimed delivery and returns its record,
+// or nil if the engine aborted it (shutdown) before it ended.
+func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.AttemptRecord {
+	d := c.Delivery
+	started := e.cfg.Now()
+	a := &webhooks.Attempt{DeliveryID: d.ID, Number: d.AttemptCount + 1, StartedAt: started, Manual: d.Manual}
+
+	actx, cancel := context.WithTimeout(ctx, e.cfg.AttemptTimeout)
+	defer cancel()
+	outcome := webhooks.OutcomeRetry
+	req, err := NewRequest(actx, d, c.Endpoint, started)
+	if err == nil {
+		var resp *http.Response
+		resp, err = e.cfg.Client.Do(req)
+		if err == nil {
+			outcome = webhooks.ClassifyStatus(resp.StatusCode)
+			a.ResponseStatus = resp.StatusCode
+			body, rerr := io.ReadAll(io.LimitReader(resp.Body, webhooks.MaxResponseRead))
+			resp.Body.Close()
+			a.ResponseBody = string(body[:min(len(body), webhooks.MaxResponseKept)])
+			switch {
+			case resp.StatusCode >= 300 && resp.StatusCode < 400:
+				a.Error = "redirect not followed"
+			case rerr != nil:
+				// No complete answer within the timeout: a 2xx whose body
+				// broke off is retried too (the receiver drops repeats).
+				a.Error = "incomplete answer: " + describe(rerr, actx)
+				if outcome == webhooks.OutcomeDelivered {
+					outcome = webhooks.OutcomeRetry
+				}
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil // aborted: hand the delivery back
+	}
+	if err != nil {
+		a.Error = describe(err, actx)
+		if e.cfg.IsRefused(err) {
+			outcome = webhooks.OutcomeRefused
+		}
+	}
+	end := e.cfg.Now()
+	a.Duration = end.Sub(started)
+	e.cfg.Metrics.Attempted(c.Endpoint, outcome, a)
+	t := e.cfg.Policy.After(a.Number, d.Manual, outcome, end, e.cfg.Random())
+	if outcome != webhooks.OutcomeDelivered {
+		e.cfg.Logger.Info("delivery: attempt failed",
+			"delivery_id", d.ID, "endpoint_id", d.EndpointID, "event_id", d.EventID,
+			"attempt", a.Number, "status", a.ResponseStatus, "error", a.Error, "next_state", t.Status)
+	}
+	return &webhooks.AttemptRecord{Token: c.Token, Attempt: a, Transition: t}
+}
+
+// describe says why an attempt got no usable answer, without the URL: an
+// endpoint's URL may carry a token of the customer's, and attempts are shown
+// in the portal and written to logs.
+func describe(err error, ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return "timeout: no complete answer within the attempt timeout"
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		err = uerr.Err
+	}
+	var nerr *net.OpError
+	if errors.As(err, &nerr) && nerr.Op == "dial" {
+		return "connection failed: " + nerr.Err.Error()
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return "dns: " + dnsErr.Err + " for " + strconv.Quote(dnsErr.Name)
+	}
+	return fmt.Sprint(err)
+}

@@ -1,0 +1,18 @@
+package delivery
+
+import (
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// Metrics receives the engine's measurements.
+type Metrics interface {
+	// Attempted is called when an attempt ends, before it is stored.
+	Attempted(ep *webhooks.Endpoint, outcome webhooks.Outcome, a *webhooks.Attempt)
+	// Recorded is called when an attempt's record is stored.
+	Recorded(r *webhooks.AttemptRecord)
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) Attempted(*webhooks.Endpoint, webhooks.Outcome, *webhooks.Attempt) {}
+func (nopMetrics) Recorded(*webhooks.AttemptRecord)                                  {}

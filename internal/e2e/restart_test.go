@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/factuarea/webhooks/internal/service"
+)
+
+// backlog registers n events for one company endpoint whose sink is slow,
+// and returns their ids.
+func backlog(t *testing.T, ts *testService, companyID string, n int) map[string]bool {
+	ids := map[string]bool{}
+	for i := 0; i < n; i++ {
+		ev := ts.registerEvent(object{"type": "invoice.sent", "company_id": companyID, "data": object{"object": invoice}})
+		ids[ev["id"].(string)] = true
+	}
+	return ids
+}
+
+// TestRestartMidBacklog stops the service in the middle of a backlog and
+// starts a new one on the same file: every accepted event arrives.
+func TestRestartMidBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		grace time.Duration // tiny: in-flight attempts are aborted and handed back
+	}{
+		{"graceful", 5 * time.Second},
+		{"aborted", time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "webhooks.db")
+			slow := func(c *service.Config) { c.PerEndpoint = 4; c.ShutdownGrace = tc.grace }
+			ts := startService(t, path, slow)
+			acme := ts.newAccount("Acme", "", "B12345674")
+			s := newSink(t)
+			s.setRespond(func(_ int, w http.ResponseWriter, r *http.Request) {
+				time.Sleep(20 * time.Millisecond)
+				w.WriteHeader(200)
+			})
+			ep := ts.newEndpoint("/v1/companies/"+acme.companyID, acme.key, object{"url": s.URL, "enabled_events": []string{"invoice.*"}})
+			ids := backlog(t, ts, acme.companyID, 200)
+			s.waitRequests(t, 20, 10*time.Second)
+			ts.stop()
+			before := len(s.requests())
+			if before >= len(ids) {
+				t.Fatalf("the whole backlog (%d) went before the stop; make the sink slower", before)
+			}
+
+			ts2 := startService(t, path, slow)
+			ts2.waitFor("every delivery delivered", 30*time.Second, func() bool {
+				delivered := 0
+				var l struct {
+					Data    []object `json:"data"`
+					HasMore bool     `json:"has_more"`
+				}
+				after := ""
+				for {
+					ts2.must(200, "GET", ep.path+"/deliveries?limit=100&status=delivered"+after, acme.key, nil, &l)
+					delivered += len(l.Data)
+					if !l.HasMore {
+						break
+					}
+					after = "&starting_after=" + l.Data[len(l.Data)-1]["id"].(string)
+				}
+				return delivered == len(ids)
+			})
+			seen := map[string]int{}
+			for _, r := range s.requests() {
+				var b struct{ ID string }
+				json.Unmarshal(r.body, &b)
+				seen[b.ID]++
+			}
+			for id := range ids {
+				if seen[id] == 0 {
+					t.Errorf("event %s is delivered but never arrived", id)
+				}
+			}
+			t.Logf("%d before the stop, %d requests in all for %d events", before, len(s.requests()), len(ids))
+		})
+	}
+}
+
+// TestHangingEndpointDoesNotHoldOthers: an endpoint that never answers, with
+// a backlog, holds at most its per-endpoint share of workers; another
+// endpoint's deliveries keep arriving at once.
+func TestHangingEndpointDoesNotHoldOthers(t *testing.T) {
+	ts := startService(t, "", func(c *service.Config) { c.AttemptTimeout = 2 * time.Second; c.PerEndpoint = 8; c.Concurrency = 32 })
+	hung := ts.newAccount("Hung", "", "B12345674")
+	fine := ts.newAccount("Fine", "", "12345678Z")
+	hang := newSink(t)
+	release := make(chan struct{})
+	hang.setRespond(func(_ int, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	defer close(release)
+	fast := newSink(t)
+	ts.newEndpoint("/v1/companies/"+hung.companyID, hung.key, object{"url": hang.URL, "enabled_events": []string{"*"}})
+	ts.newEndpoint("/v1/companies/"+fine.companyID, fine.key, object{"url": fast.URL, "enabled_events": []string{"*"}})
+	backlog(t, ts, hung.companyID, 100)
+	hang.waitRequests(t, 8, 5*time.Second)
+	for i := 0; i < 20; i++ {
+		start := time.Now()
+		ts.registerEvent(object{"type": "invoice.sent", "company_id": fine.companyID, "data": object{"object": invoice}})
+		fast.waitRequests(t, i+1, 5*time.Second)
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("event %d took %s to reach the healthy endpoint", i, d)
+		}
+	}
+	if n := len(hang.requests()); n > 8 {
+		t.Errorf("the hanging endpoint got %d requests at once, want at most its cap of 8", n)
+	}
+}

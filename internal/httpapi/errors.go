@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"net/http"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// statuses maps every error code to its HTTP status, in one table.
+var statuses = map[string]int{
+	webhooks.EINVALID:             http.StatusBadRequest,
+	webhooks.EINVALIDJSON:         http.StatusBadRequest,
+	webhooks.EUNKNOWNFIELD:        http.StatusBadRequest,
+	webhooks.EURLNOTALLOWED:       http.StatusBadRequest,
+	webhooks.EWRONGRESEND:         http.StatusBadRequest,
+	webhooks.EUNAUTHORIZED:        http.StatusUnauthorized,
+	webhooks.EFORBIDDEN:           http.StatusForbidden,
+	webhooks.ENOTFOUND:            http.StatusNotFound,
+	webhooks.EMETHOD:              http.StatusMethodNotAllowed,
+	webhooks.EIDEMPOTENCYREUSED:   http.StatusConflict,
+	webhooks.ENIFTAKEN:            http.StatusConflict,
+	webhooks.ENOTRESENDABLE:       http.StatusConflict,
+	webhooks.EOUTSIDEWINDOW:       http.StatusConflict,
+	webhooks.EENDPOINTDISABLED:    http.StatusConflict,
+	webhooks.ETOOLARGE:            http.StatusRequestEntityTooLarge,
+	webhooks.EUNPROCESSABLE:       http.StatusUnprocessableEntity,
+	webhooks.EINVALIDPROVISIONING: http.StatusUnprocessableEntity,
+	webhooks.EINVALIDNIF:          http.StatusUnprocessableEntity,
+	webhooks.ECOMPANYREQUIRED:     http.StatusUnprocessableEntity,
+	webhooks.EUNKNOWNCOMPANY:      http.StatusUnprocessableEntity,
+	webhooks.EUNKNOWNACCOUNT:      http.StatusUnprocessableEntity,
+	webhooks.EINTERNAL:            http.StatusInternalServerError,
+	webhooks.EUNAVAILABLE:         http.StatusServiceUnavailable,
+}
+
+// StatusOf returns the HTTP status of an error code.
+func StatusOf(code string) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// error is the one exit for errors: the spec's JSON shape, and a log line
+// for internal errors only (whose details never reach the caller).
+func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	code := webhooks.ErrorCode(err)
+	if code == webhooks.EINTERNAL {
+		s.Logger.Error("http: internal error", "method", r.Method, "route", r.Pattern, "err", err)
+	}
+	if code == webhooks.EUNAUTHORIZED {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="webhooks"`)
+	}
+	writeJSON(w, StatusOf(code), errorBody(code, webhooks.ErrorMessage(err)))
+}
+
+func errorBody(code, message string) any {
+	type detail struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	return struct {
+		Error detail `json:"error"`
+	}{detail{code, message}}
+}

@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+func (s *Server) registerHealthRoutes(mux *http.ServeMux) {
+	// healthz: the process serves. readyz: and its database answers, so a
+	// load balancer stops sending traffic to a process that cannot store.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := s.Store.Ping(ctx); err != nil {
+			s.Logger.Warn("readyz: database unreachable", "err", err)
+			writeJSON(w, http.StatusServiceUnavailable, errorBody("service_unavailable", "The database does not answer."))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+}

@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal_error","message":"Internal error."}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// readBody reads the request body (bounded by MaxBytesReader in handle).
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, webhooks.Errorf(webhooks.ETOOLARGE, "The request body is over %d KiB.", MaxBodyBytes>>10)
+	}
+	if err != nil {
+		return nil, webhooks.Errorf(webhooks.EINVALID, "The request body could not be read.")
+	}
+	return b, nil
+}
+
+// decode reads a JSON object into v, refusing unknown fields, trailing
+// data and wrong types with a message that names the field. An empty body
+// is an empty object, so that calls whose fields are all optional need
+// none.
+func decode(r *http.Request, v any) error {
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(b, v)
+}
+
+func decodeBytes(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		b = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("trailing data")
+	}
+	if err == nil {
+		return nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown field %s.", field)
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body must be a JSON object.")
+		}
+		return webhooks.Errorf(webhooks.EINVALID, "Field %s must be %s, not %s.", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF), err.Error() == "trailing data":
+		return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON.")
+	}
+	return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON: %s.", err.Error())
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "float64":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return goKind
+}
+
+// query reads a list's query parameters and refuses unknown ones, so that a
+// misspelt filter is an error instead of a silently unfiltered list.
+type query struct {
+	values url.Values
+	err    error
+}
+
+func newQuery(r *http.Request, allowed ...string) *query {
+	q := &query{values: r.URL.Query()}
+	allowed = append(allowed, "limit", "starting_after")
+	for name := range q.values {
+		known := false
+		for _, a := range allowed {
+			known = known || a == name
+		}
+		if !known {
+			q.fail(webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown query parameter %s; this list takes %s.", name, strings.Join(allowed, ", ")))
+		}
+	}
+	return q
+}
+
+func (q *query) fail(err error) {
+	if q.err == nil {
+		q.err = err
+	}
+}
+
+func (q *query) page() webhooks.Page {
+	p := webhooks.Page{Limit: 20, StartingAfter: q.values.Get("starting_after")}
+	if s := q.values.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 100 {
+			q.fail(webhooks.Errorf(webhooks.EINVALID, "limit must be a number from 1 to 100."))
+		}
+		p.Limit = n
+	}
+	if p.StartingAfter != "" && !webhooks.ValidID(p.StartingAfter) {
+		q.fail(webhooks.Errorf(webhooks.EINVALID, "starting_after must be the id of an item of the list."))
+	}
+	return p
+}
+
+func (q *query) str(name string) string { return q.values.Get(name) }
+
+// unix reads a unix-seconds parameter; absent is the zero time.
+func (q *query) unix(name string) time.Time {
+	s := q.values.Get(name)
+	if s == "" {
+		return time.Time{}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		q.fail(webhooks.Errorf(webhooks.EINVALID, "%s must be a time in unix seconds.", name))
+		return time.Time{}
+	}
+	return time.Unix(n, 0).UTC()
+}
+
+// list is the one shape of every list.
+type list[T any] struct {
+	Object  string `json:"object"`
+	Data    []T    `json:"data"`
+	HasMore bool   `json:"has_more"`
+}
+
+func newList[T, U any](l *webhooks.List[T], f func(T) U) list[U] {
+	out := list[U]{Object: "list", Data: make([]U, 0, len(l.Data)), HasMore: l.HasMore}
+	for _, v := range l.Data {
+		out.Data = append(out.Data, f(v))
+	}
+	return out
+}

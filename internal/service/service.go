@@ -1,0 +1,184 @@
+// Package service wires the store, the delivery engine and the HTTP API
+// into one running service: what `webhooks serve` runs, what `webhooks
+// bench` runs in-process, and what the end-to-end tests start.
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/delivery"
+	"github.com/factuarea/webhooks/internal/httpapi"
+	"github.com/factuarea/webhooks/internal/netguard"
+	"github.com/factuarea/webhooks/internal/sqlite"
+)
+
+// Config is the service's configuration. Zero fields take the defaults of
+// SPEC section 12 (see cmd/webhooks for the flags and variables).
+type Config struct {
+	// Database is a SQLite file path (or "sqlite:" + path).
+	Database string
+	// AdminKey is the platform's key; it must not be empty.
+	AdminKey string
+	// Policy is the retry schedule; zero is the spec's.
+	Policy webhooks.RetryPolicy
+	// AttemptTimeout bounds each attempt. Defaults to 10 s.
+	AttemptTimeout time.Duration
+	// AllowNetworks are exempt from the SSRF guard.
+	AllowNetworks []netip.Prefix
+	// AllowHTTP lets live-mode endpoints use plain http.
+	AllowHTTP bool
+	// Concurrency caps attempts in flight in this process; PerEndpoint caps
+	// them per endpoint across every process.
+	Concurrency int
+	PerEndpoint int
+	// PollInterval is the delivery engine's safety-net poll.
+	PollInterval time.Duration
+	// ShutdownGrace is how long in-flight attempts may take to finish on
+	// shutdown before they are handed back.
+	ShutdownGrace time.Duration
+	Logger        *slog.Logger
+
+	// For tests: the clock, the jitter's source, the resolver, and a hook
+	// called after each batch of attempts is stored.
+	Now      func() time.Time
+	Random   func() float64
+	Lookup   netguard.LookupNetIPFunc
+	Recorded func([]*webhooks.AttemptRecord)
+}
+
+// Service is the running service.
+type Service struct {
+	Store   webhooks.Store
+	Engine  *delivery.Engine
+	Handler http.Handler
+	Guard   *netguard.Guard
+
+	cfg Config
+}
+
+// Open opens the store and builds the service; Run starts it.
+func Open(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.AdminKey == "" {
+		return nil, errors.New("an admin key is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Policy.Waits == nil {
+		cfg.Policy = webhooks.DefaultRetryPolicy()
+	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	store, err := openStore(ctx, cfg.Database)
+	if err != nil {
+		return nil, err
+	}
+	var opts []netguard.Option
+	if cfg.Lookup != nil {
+		opts = append(opts, netguard.WithLookupNetIP(cfg.Lookup))
+	}
+	guard := netguard.New(cfg.AllowNetworks, opts...)
+	s := &Service{Store: store, Guard: guard, cfg: cfg}
+	s.Engine = delivery.New(delivery.Config{
+		Store:          store,
+		Client:         delivery.NewClient(guard.Transport()),
+		Policy:         cfg.Policy,
+		AttemptTimeout: cfg.AttemptTimeout,
+		Concurrency:    cfg.Concurrency,
+		PerEndpoint:    cfg.PerEndpoint,
+		PollInterval:   cfg.PollInterval,
+		ShutdownGrace:  cfg.ShutdownGrace,
+		IsRefused:      func(err error) bool { return errors.Is(err, netguard.ErrAddressNotAllowed) },
+		Now:            cfg.Now,
+		Random:         cfg.Random,
+		Logger:         cfg.Logger,
+		Recorded:       cfg.Recorded,
+	})
+	api := &httpapi.Server{
+		Store:     store,
+		Wake:      s.Engine.Wake,
+		URLs:      guard,
+		AdminKey:  cfg.AdminKey,
+		AllowHTTP: cfg.AllowHTTP,
+		Now:       cfg.Now,
+		Logger:    cfg.Logger,
+	}
+	s.Handler = api.Handler()
+	return s, nil
+}
+
+// openStore picks the backend from the database setting.
+func openStore(ctx context.Context, database string) (webhooks.Store, error) {
+	switch {
+	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
+		return nil, fmt.Errorf("database %q: PostgreSQL is not supported by this build yet", database)
+	default:
+		path := strings.TrimPrefix(strings.TrimPrefix(database, "sqlite://"), "sqlite:")
+		if path == "" {
+			return nil, errors.New("database: a SQLite file path is required")
+		}
+		return sqlite.Open(ctx, path)
+	}
+}
+
+// Run serves HTTP on ln and runs the delivery engine until ctx ends, then
+// shuts down gracefully: the server stops accepting and finishes its
+// requests, and the engine finishes or hands back its attempts.
+func (s *Service) Run(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler: s.Handler,
+		// Slow clients cannot hold connections: headers within 5 s, the
+		// whole request within 30 s (bodies are at most 256 KiB).
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.Engine.Run(ctx)
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	stop()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = serr
+	}
+	wg.Wait()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Close closes the store.
+func (s *Service) Close() error {
+	return s.Store.Close()
+}
