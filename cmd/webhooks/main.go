@@ -21,6 +21,7 @@ const usage = `Usage: webhooks <command> [flags]
 Commands:
   serve   run the API, the portal and the delivery workers
   bench   measure registration and delivery throughput
+  probe   test a webhook receiver from outside
 
 Run "webhooks <command> -h" for a command's flags.
 `
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return (&ServeCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
+	case "probe":
+		return (&ProbeCommand{Out: stdout}).Run(ctx, args[1:])
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil
