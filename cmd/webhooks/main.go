@@ -22,6 +22,7 @@ Commands:
   serve   run the API, the portal and the delivery workers
   bench   measure registration and delivery throughput
   probe   test a webhook receiver from outside
+  listen  a receiver that prints what it gets, for trying the service out
 
 Run "webhooks <command> -h" for a command's flags.
 `
@@ -48,6 +49,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "serve":
 		return (&ServeCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
+	case "bench":
+		return (&BenchCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
+	case "listen":
+		return (&ListenCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
 	case "probe":
 		return (&ProbeCommand{Out: stdout}).Run(ctx, args[1:])
 	case "-h", "-help", "--help", "help":

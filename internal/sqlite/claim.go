@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,42 +38,69 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				return err
 			}
 		}
-		// Endpoints at their cap are skipped in the scan itself, so a deep
-		// backlog on one endpoint cannot fill every batch.
-		where := `status = 'pending' AND next_attempt_at <= ? AND (lease_expires IS NULL OR lease_expires <= ?)`
-		args := []any{ms(r.Now), ms(r.Now)}
-		if len(exclude) > 0 {
-			where += ` AND endpoint_id NOT IN (` + placeholders(len(exclude)) + `)`
-			for _, id := range exclude {
-				args = append(args, id)
-			}
-		}
+		// Due deliveries are scanned in order, a chunk at a time. Endpoints
+		// at their cap are skipped in the scan itself, and one that reaches
+		// its cap during the scan is left out of the next chunk, so a deep
+		// backlog on one endpoint costs one chunk, and cannot keep another
+		// endpoint's due deliveries out of a batch that has room for them.
 		scan := r.Limit
 		if r.PerEndpoint > 0 {
 			scan *= 4
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, endpoint_id FROM deliveries WHERE `+where+` ORDER BY next_attempt_at LIMIT ?`, append(args, scan)...)
-		if err != nil {
-			return err
-		}
 		var ids []any
-		for rows.Next() && len(ids) < r.Limit {
-			var id, endpointID string
-			if err := rows.Scan(&id, &endpointID); err != nil {
-				rows.Close()
+		var lastDue int64
+		var lastID string
+		for len(ids) < r.Limit {
+			where := `status = 'pending' AND next_attempt_at <= ? AND (lease_expires IS NULL OR lease_expires <= ?)`
+			args := []any{ms(r.Now), ms(r.Now)}
+			if len(exclude) > 0 {
+				where += ` AND endpoint_id NOT IN (` + placeholders(len(exclude)) + `)`
+				for _, id := range exclude {
+					args = append(args, id)
+				}
+			}
+			if lastID != "" {
+				where += ` AND (next_attempt_at, id) > (?, ?)`
+				args = append(args, lastDue, lastID)
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT id, endpoint_id, next_attempt_at FROM deliveries WHERE `+where+`
+				ORDER BY next_attempt_at, id LIMIT ?`, append(args, scan)...)
+			if err != nil {
 				return err
 			}
-			if r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint {
-				continue
+			n := 0
+			for rows.Next() && len(ids) < r.Limit {
+				var id, endpointID string
+				if err := rows.Scan(&id, &endpointID, &lastDue); err != nil {
+					rows.Close()
+					return err
+				}
+				n, lastID = n+1, id
+				if r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint {
+					continue
+				}
+				held[endpointID]++
+				ids = append(ids, id)
+				if r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint {
+					exclude = append(exclude, endpointID)
+				}
 			}
-			held[endpointID]++
-			ids = append(ids, id)
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			if n < scan {
+				break // the chunk was the last of the due deliveries
+			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(ids) == 0 {
-			return err
+		if len(ids) == 0 {
+			return nil
 		}
-		rows, err = tx.QueryContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_expires = ?
+		order := make(map[string]int, len(ids))
+		for i, id := range ids {
+			order[id.(string)] = i
+		}
+		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_expires = ?
 			WHERE id IN (`+placeholders(len(ids))+`) RETURNING `+deliveryCols,
 			append([]any{r.Token, ms(r.LeaseUntil)}, ids...)...)
 		if err != nil {
@@ -92,6 +120,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		if err := rows.Err(); err != nil {
 			return err
 		}
+		// RETURNING comes in the table's order: put the claims back in the
+		// order they were chosen, oldest due first.
+		slices.SortFunc(claims, func(a, b *webhooks.Claim) int { return order[a.Delivery.ID] - order[b.Delivery.ID] })
 		for id := range endpoints {
 			// A deleted endpoint has no pending deliveries, so this finds
 			// every claim's endpoint.
