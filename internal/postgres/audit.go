@@ -1,0 +1,60 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// insertAudit records a succeeded change described by base (its actor), in
+// the transaction that makes the change. A nil base records nothing.
+func insertAudit(ctx context.Context, tx pgx.Tx, base *webhooks.AuditEntry, accountID, action, targetType, targetID string, now time.Time) error {
+	if base == nil {
+		return nil
+	}
+	e := *base
+	e.AccountID, e.Action, e.TargetType, e.TargetID = accountID, action, targetType, targetID
+	if e.Outcome == "" {
+		e.Outcome = webhooks.AuditSucceeded
+	}
+	if e.Created.IsZero() {
+		e.Created = now
+	}
+	return writeAudit(ctx, tx, &e)
+}
+
+func writeAudit(ctx context.Context, q querier, e *webhooks.AuditEntry) error {
+	if e.ID == "" {
+		e.ID = webhooks.NewID()
+	}
+	_, err := q.Exec(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		e.ID, e.AccountID, e.Actor.Type, nullString(e.Actor.ID), e.Action, e.TargetType, e.TargetID, e.Outcome, nullString(e.ErrorCode), ts(e.Created))
+	return err
+}
+
+// RecordAudit implements webhooks.Store.
+func (s *Store) RecordAudit(ctx context.Context, e *webhooks.AuditEntry) error {
+	return s.inTx(ctx, func(tx pgx.Tx) error { return writeAudit(ctx, tx, e) })
+}
+
+// ListAudit implements webhooks.Store.
+func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
+	q := listQuery{
+		table: "audit_log",
+		cols:  "id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created",
+	}
+	q.whereID("account_id", accountID)
+	return read(list(ctx, s.pool, q, p, func(r scanner) (*webhooks.AuditEntry, error) {
+		var e webhooks.AuditEntry
+		var actorID, code pgtype.Text
+		var created pgtype.Timestamptz
+		err := r.Scan(&e.ID, &e.AccountID, &e.Actor.Type, &actorID, &e.Action, &e.TargetType, &e.TargetID, &e.Outcome, &code, &created)
+		e.Actor.ID, e.ErrorCode, e.Created = actorID.String, code.String, fromTS(created)
+		return &e, err
+	}))
+}

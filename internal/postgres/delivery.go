@@ -1,0 +1,391 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
+	next_attempt_at, last_response_status, manual, body, created, updated`
+
+// deliveryScan holds a delivery's columns as scanned, for rows that carry
+// other columns too.
+type deliveryScan struct {
+	d                      webhooks.Delivery
+	rel, replayOf, reason  pgtype.Text
+	next, created, updated pgtype.Timestamptz
+	lastStatus             pgtype.Int4
+}
+
+func (s *deliveryScan) dest() []any {
+	d := &s.d
+	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
+		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated}
+}
+
+func (s *deliveryScan) delivery() *webhooks.Delivery {
+	d := s.d
+	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
+	d.NextAttemptAt, d.LastResponseStatus = fromTS(s.next), int(s.lastStatus.Int32)
+	d.Created, d.Updated = fromTS(s.created), fromTS(s.updated)
+	return &d
+}
+
+func scanDelivery(r scanner) (*webhooks.Delivery, error) {
+	var s deliveryScan
+	if err := r.Scan(s.dest()...); err != nil {
+		return nil, err
+	}
+	return s.delivery(), nil
+}
+
+// insertDeliveries inserts ds in one statement and returns those inserted:
+// an original delivery that already exists for its endpoint and event is
+// skipped, by the unique index, not by a check in memory.
+func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	n := len(ds)
+	var (
+		ids, endpoints, events, types, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		rels, replayOf, reasons                 = make([]*string, n), make([]*string, n), make([]*string, n)
+		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
+		next, created, updated                  = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		manual                                  = make([]bool, n)
+		bodies                                  = make([][]byte, n)
+	)
+	for i, d := range ds {
+		ids[i], endpoints[i], events[i], types[i], statuses[i] = d.ID, d.EndpointID, d.EventID, d.EventType, d.Status
+		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), textPtr(d.ReplayOf), textPtr(d.Reason)
+		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
+		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
+		manual[i], bodies[i] = d.Manual, d.Body
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO deliveries (`+deliveryCols+`)
+		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
+			$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
+		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
+		RETURNING id`,
+		ids, endpoints, events, types, rels, replayOf, statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated)
+	if err != nil {
+		return nil, err
+	}
+	inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	if len(inserted) == len(ds) {
+		return ds, nil
+	}
+	skipped := map[string]bool{}
+	for _, d := range ds {
+		skipped[d.ID] = true
+	}
+	for _, id := range inserted {
+		delete(skipped, id)
+	}
+	return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return skipped[d.ID] }), nil
+}
+
+func textPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func int4Ptr(n int) *int32 {
+	if n == 0 {
+		return nil
+	}
+	v := int32(n)
+	return &v
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.Truncate(time.Millisecond)
+	return &t
+}
+
+func collectDelivery(r pgx.CollectableRow) (*webhooks.Delivery, error) { return scanDelivery(r) }
+
+func findDelivery(ctx context.Context, q querier, id, lock string) (*webhooks.Delivery, error) {
+	if !webhooks.ValidID(id) {
+		return nil, notFound("webhook delivery")
+	}
+	d, err := scanDelivery(q.QueryRow(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = $1`+lock, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound("webhook delivery")
+	}
+	return d, err
+}
+
+// FindDelivery implements webhooks.Store.
+func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
+	return read(s.findDelivery(ctx, id))
+}
+
+func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
+	if !webhooks.ValidID(id) {
+		return nil, notFound("webhook delivery")
+	}
+	// One snapshot for the delivery and its attempts, so that they agree
+	// (attempt_count and the attempts listed), in one round trip.
+	var d *webhooks.Delivery
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`SELECT `+deliveryCols+` FROM deliveries WHERE id = $1`, id)
+		b.Queue(`SELECT number, started_at, duration_ms, response_status, response_body, error, manual
+			FROM attempts WHERE delivery_id = $1 ORDER BY number`, id)
+		br := tx.SendBatch(ctx, b)
+		defer br.Close()
+		var err error
+		d, err = scanDelivery(br.QueryRow())
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("webhook delivery")
+		} else if err != nil {
+			return err
+		}
+		rows, err := br.Query()
+		if err != nil {
+			return err
+		}
+		d.Attempts, err = pgx.AppendRows([]*webhooks.Attempt{}, rows, func(r pgx.CollectableRow) (*webhooks.Attempt, error) {
+			a := webhooks.Attempt{DeliveryID: id}
+			var started pgtype.Timestamptz
+			var durMS int64
+			var status pgtype.Int4
+			var body []byte
+			var errText pgtype.Text
+			if err := r.Scan(&a.Number, &started, &durMS, &status, &body, &errText, &a.Manual); err != nil {
+				return nil, err
+			}
+			a.StartedAt, a.Duration, a.ResponseStatus = fromTS(started), time.Duration(durMS)*time.Millisecond, int(status.Int32)
+			a.ResponseBody, a.Error = string(body), errText.String
+			return &a, nil
+		})
+		if err != nil {
+			return err
+		}
+		return br.Close()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ListDeliveries implements webhooks.Store.
+func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
+	q := listQuery{table: "deliveries", cols: deliveryCols}
+	q.whereID("endpoint_id", f.EndpointID)
+	if f.Status != "" {
+		q.where("status = $%d", f.Status)
+	}
+	if f.EventID != "" {
+		q.whereID("event_id", f.EventID)
+	}
+	return read(list(ctx, s.pool, q, p, scanDelivery))
+}
+
+// resendable loads what a manual resend of delivery id checks, in tx, and
+// locks it: the endpoint FOR SHARE (it may not be disabled until commit),
+// then the delivery FOR UPDATE (two resends of one delivery take turns, and
+// the second finds it pending). Endpoint before delivery is the order
+// UpdateEndpoint takes them in.
+func resendable(ctx context.Context, tx pgx.Tx, id, action string, now time.Time) (*webhooks.Delivery, *webhooks.Endpoint, error) {
+	d, err := findDelivery(ctx, tx, id, noLock)
+	if err != nil {
+		return nil, nil, err
+	}
+	ep, err := findEndpoint(ctx, tx, d.EndpointID, forShare)
+	if err != nil {
+		return nil, nil, err
+	}
+	if d, err = findDelivery(ctx, tx, id, forUpdate); err != nil {
+		return nil, nil, err
+	}
+	var created time.Time
+	if err := tx.QueryRow(ctx, `SELECT created FROM events WHERE id = $1`, d.EventID).Scan(&created); err != nil {
+		return nil, nil, err
+	}
+	if err := webhooks.CheckResend(action, ep, d, created, now); err != nil {
+		return nil, nil, err
+	}
+	return d, ep, nil
+}
+
+// rearm makes deliveries (locked by the caller) pending for one manual
+// attempt now, and returns them.
+func rearm(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
+	rows, err := tx.Query(ctx, `UPDATE deliveries SET status = 'pending', reason = NULL, next_attempt_at = $1, manual = true,
+		lease_token = NULL, lease_expires = NULL, updated = $1 WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols,
+		ts(now), ids)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, collectDelivery)
+}
+
+// replay returns a new delivery of d's event with d's body, for one manual
+// attempt now. replay_of names the original, also when d is a replay.
+func replay(d *webhooks.Delivery, now time.Time) *webhooks.Delivery {
+	r := &webhooks.Delivery{
+		ID: webhooks.NewID(), EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
+		Relationship: d.Relationship, ReplayOf: d.ID, Status: webhooks.DeliveryPending, NextAttemptAt: now,
+		Manual: true, Body: d.Body, Created: now, Updated: now,
+	}
+	if d.ReplayOf != "" {
+		r.ReplayOf = d.ReplayOf
+	}
+	return r
+}
+
+// RetryDelivery implements webhooks.Store.
+func (s *Store) RetryDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
+	var out *webhooks.Delivery
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		_, ep, err := resendable(ctx, tx, id, webhooks.ActionRetry, now)
+		if err != nil {
+			return err
+		}
+		ds, err := rearm(ctx, tx, []string{id}, now)
+		if err != nil {
+			return err
+		}
+		out = ds[0]
+		if err := insertAudit(ctx, tx, audit, ep.AccountID, webhooks.AuditDeliveryRetried, webhooks.TargetDelivery, id, now); err != nil {
+			return err
+		}
+		return notify(ctx, tx)
+	})
+	return out, err
+}
+
+// ReplayDelivery implements webhooks.Store.
+func (s *Store) ReplayDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
+	var out *webhooks.Delivery
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		d, ep, err := resendable(ctx, tx, id, webhooks.ActionReplay, now)
+		if err != nil {
+			return err
+		}
+		out = replay(d, now)
+		if _, err := insertDeliveries(ctx, tx, []*webhooks.Delivery{out}); err != nil {
+			return err
+		}
+		accountID, err := endpointAccount(ctx, tx, ep)
+		if err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, audit, accountID, webhooks.AuditDeliveryReplayed, webhooks.TargetDelivery, out.ID, now); err != nil {
+			return err
+		}
+		return notify(ctx, tx)
+	})
+	return out, err
+}
+
+// Recover implements webhooks.Store.
+func (s *Store) Recover(ctx context.Context, endpointID string, since, until, now time.Time, audit *webhooks.AuditEntry) (int, error) {
+	count := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		// FOR UPDATE: two recoveries of one endpoint take turns, and the
+		// second finds the first's retries pending and its replays newer;
+		// and the endpoint cannot be disabled until this commits.
+		ep, err := findEndpoint(ctx, tx, endpointID, forUpdate)
+		if err != nil {
+			return err
+		}
+		if !ep.Enabled() {
+			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before recovering its deliveries.")
+		}
+		action := webhooks.ResendAction(ep.Scope)
+		window := webhooks.RetryWindow
+		if action == webhooks.ActionReplay {
+			window = webhooks.ReplayWindow
+		}
+		// The failed deliveries in range whose event is inside the window,
+		// is not a test, and has no newer delivery on this endpoint (a replay
+		// of a replay would send the event twice more). Locked in id order,
+		// like every multi-row change of deliveries; an attempt recorded
+		// meanwhile (a success ends a delivery the disable had failed) takes
+		// it out of the set.
+		rows, err := tx.Query(ctx, `SELECT `+prefixed("d", deliveryCols)+` FROM deliveries d JOIN events e ON e.id = d.event_id
+			WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.status IN ('failed', 'failed_permanently')
+			AND NOT e.test AND e.created > $4
+			AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
+				AND (n.created, n.id) > (d.created, d.id))
+			ORDER BY d.id
+			FOR UPDATE OF d`,
+			endpointID, ts(since), ts(until), ts(now.Add(-window)))
+		if err != nil {
+			return err
+		}
+		ds, err := pgx.CollectRows(rows, collectDelivery)
+		if err != nil {
+			return err
+		}
+		if len(ds) > 0 {
+			if action == webhooks.ActionRetry {
+				ids := make([]string, len(ds))
+				for i, d := range ds {
+					ids[i] = d.ID
+				}
+				if _, err := rearm(ctx, tx, ids, now); err != nil {
+					return err
+				}
+			} else {
+				// Replays are created in the order of their originals.
+				slices.SortFunc(ds, func(a, b *webhooks.Delivery) int {
+					return cmpCreated(a.Created, a.ID, b.Created, b.ID)
+				})
+				rs := make([]*webhooks.Delivery, len(ds))
+				for i, d := range ds {
+					rs[i] = replay(d, now)
+				}
+				if _, err := insertDeliveries(ctx, tx, rs); err != nil {
+					return err
+				}
+			}
+			if err := notify(ctx, tx); err != nil {
+				return err
+			}
+		}
+		count = len(ds)
+		accountID, err := endpointAccount(ctx, tx, ep)
+		if err != nil {
+			return err
+		}
+		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, endpointID, now)
+	})
+	return count, err
+}
+
+func cmpCreated(at time.Time, aID string, bt time.Time, bID string) int {
+	if c := at.Compare(bt); c != 0 {
+		return c
+	}
+	return strings.Compare(aID, bID)
+}
+
+// prefixed qualifies a column list with a table alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// t0 is the tests' clock: a fixed time with no sub-millisecond part.
+var t0 = time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
+
+var serial atomic.Int64
+
+func mustAccount(tb testing.TB, s *Store) *webhooks.Account {
+	tb.Helper()
+	a := &webhooks.Account{ID: webhooks.NewID(), Name: fmt.Sprint("Account ", serial.Add(1)), Created: t0}
+	if err := s.CreateAccount(tb.Context(), a); err != nil {
+		tb.Fatalf("CreateAccount: %v", err)
+	}
+	return a
+}
+
+func mustCompany(tb testing.TB, s *Store, accountID string) *webhooks.Company {
+	tb.Helper()
+	c := &webhooks.Company{ID: webhooks.NewID(), AccountID: accountID, NIF: fmt.Sprintf("T%08d", serial.Add(1)), Name: "Company", Created: t0}
+	if err := s.CreateCompany(tb.Context(), c); err != nil {
+		tb.Fatalf("CreateCompany: %v", err)
+	}
+	return c
+}
+
+func mustEndpoint(tb testing.TB, s *Store, companyID string) *webhooks.Endpoint {
+	tb.Helper()
+	e := &webhooks.Endpoint{
+		ID: webhooks.NewID(), Scope: webhooks.ScopeCompany, CompanyID: companyID, URL: "https://example.com/hook",
+		EnabledEvents: []string{"*"}, Livemode: true, Secret: "whsec_test", Created: t0, Updated: t0,
+	}
+	if err := e.Validate(); err != nil {
+		tb.Fatalf("Endpoint.Validate: %v", err)
+	}
+	if err := s.CreateEndpoint(tb.Context(), e, nil); err != nil {
+		tb.Fatalf("CreateEndpoint: %v", err)
+	}
+	return e
+}
+
+func newEvent(companyID string, created time.Time) *webhooks.Event {
+	return &webhooks.Event{
+		ID: webhooks.NewID(), Type: "invoice.sent", APIVersion: webhooks.LatestAPIVersion, Created: created,
+		Livemode: true, CompanyID: companyID, Object: []byte(`{"object":"invoice","id":"inv_1","total":"12.10"}`),
+	}
+}
+
+func mustRegister(tb testing.TB, s *Store, ev *webhooks.Event) []*webhooks.Delivery {
+	tb.Helper()
+	_, ds, _, err := s.RegisterEvent(tb.Context(), ev, nil)
+	if err != nil {
+		tb.Fatalf("RegisterEvent: %v", err)
+	}
+	return ds
+}
+
+// backlog creates a company with endpoints endpoints and events events, so
+// endpoints*events due deliveries.
+func backlog(tb testing.TB, s *Store, endpoints, events int) (*webhooks.Company, []*webhooks.Endpoint) {
+	tb.Helper()
+	a := mustAccount(tb, s)
+	c := mustCompany(tb, s, a.ID)
+	var eps []*webhooks.Endpoint
+	for range endpoints {
+		eps = append(eps, mustEndpoint(tb, s, c.ID))
+	}
+	for i := range events {
+		if ds := mustRegister(tb, s, newEvent(c.ID, t0.Add(time.Duration(i)*time.Millisecond))); len(ds) != endpoints {
+			tb.Fatalf("RegisterEvent: got %d deliveries, want %d", len(ds), endpoints)
+		}
+	}
+	return c, eps
+}

@@ -1,0 +1,97 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// listQuery describes one list: newest first by (created, id), which an
+// index on (<filter columns>, created, id) serves without sorting.
+type listQuery struct {
+	table string
+	cols  string
+	conds []string
+	args  []any
+	// none is set when a filter names an id that cannot exist: the list is
+	// empty without asking the database (which would refuse to parse it).
+	none bool
+}
+
+// where adds a condition; format has one %d, the argument's number.
+func (q *listQuery) where(format string, arg any) {
+	q.args = append(q.args, arg)
+	q.conds = append(q.conds, fmt.Sprintf(format, len(q.args)))
+}
+
+// whereID adds col = id for a uuid column.
+func (q *listQuery) whereID(col, id string) {
+	if !webhooks.ValidID(id) {
+		q.none = true
+		return
+	}
+	q.where(col+" = $%d", id)
+}
+
+// list returns one page. The cursor is the id of the last item seen; the
+// page continues after that item's (created, id), so items created meanwhile
+// never shift a page and every item is listed exactly once.
+func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, scan func(scanner) (T, error)) (*webhooks.List[T], error) {
+	out := &webhooks.List[T]{Data: []T{}}
+	badCursor := func() error {
+		return webhooks.Errorf(webhooks.EINVALID, "starting_after %s is not an item of this list.", p.StartingAfter)
+	}
+	if p.StartingAfter != "" {
+		if q.none || !webhooks.ValidID(p.StartingAfter) {
+			return nil, badCursor()
+		}
+		var created pgtype.Timestamptz
+		args := append(append([]any(nil), q.args...), p.StartingAfter)
+		err := db.QueryRow(ctx, fmt.Sprintf(`SELECT created FROM `+q.table+` WHERE id = $%d`, len(args))+and(q.conds), args...).Scan(&created)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, badCursor()
+		} else if err != nil {
+			return nil, err
+		}
+		q.args = append(q.args, created, p.StartingAfter)
+		q.conds = append(q.conds, fmt.Sprintf("(created, id) < ($%d, $%d)", len(q.args)-1, len(q.args)))
+	}
+	if q.none {
+		return out, nil
+	}
+	q.args = append(q.args, p.Limit+1)
+	rows, err := db.Query(ctx, `SELECT `+q.cols+` FROM `+q.table+` WHERE true`+and(q.conds)+
+		fmt.Sprintf(` ORDER BY created DESC, id DESC LIMIT $%d`, len(q.args)), q.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out.Data = append(out.Data, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out.Data) > p.Limit {
+		out.Data, out.HasMore = out.Data[:p.Limit], true
+	}
+	return out, nil
+}
+
+// and joins conditions as " AND c1 AND c2".
+func and(conds []string) string {
+	if len(conds) == 0 {
+		return ""
+	}
+	return " AND " + strings.Join(conds, " AND ")
+}

@@ -1,0 +1,101 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listening runs Listen on s until the test ends and returns its wakes.
+func listening(t *testing.T, s *Store) <-chan struct{} {
+	t.Helper()
+	wakes := make(chan struct{}, 100)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.Listen(ctx, NotifyChannel, func() { wakes <- struct{}{} }); err != nil {
+			t.Errorf("Listen: %v", err)
+		}
+	})
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return wakes
+}
+
+func waitWake(t *testing.T, wakes <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-wakes:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no wake %s", what)
+	}
+}
+
+// TestStore_Listen wakes a store's listener when another store (another
+// process) registers an event with a due delivery, and again after the
+// listener's connection is lost and reopened.
+func TestStore_Listen(t *testing.T) {
+	schema := NewSchema(t)
+	app := "webhooks_listen_" + schema
+	listener, err := Open(t.Context(), testURL()+"&application_name="+app, WithSearchPath(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { listener.Close() })
+	producer := MustOpen(t, schema)
+	a := mustAccount(t, producer)
+	c := mustCompany(t, producer, a.ID)
+
+	wakes := listening(t, listener)
+	waitWake(t, wakes, "once listening")
+
+	// (An event with no due delivery notifies nothing, but that cannot be
+	// checked here: the channel is the database's, and tests of other
+	// packages may share it.)
+	mustEndpoint(t, producer, c.ID)
+	mustRegister(t, producer, newEvent(c.ID, t0))
+	waitWake(t, wakes, "for an event with a delivery")
+
+	// Kill the listening connection: Listen reconnects and wakes, since it
+	// may have missed notifications meanwhile.
+	conn := connect(t)
+	defer conn.Close(context.Background())
+	var killed int
+	if err := conn.QueryRow(t.Context(), `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'LISTEN%'`, app).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d listening connections, want 1", killed)
+	}
+	waitWake(t, wakes, "after reconnecting")
+	mustRegister(t, producer, newEvent(c.ID, t0))
+	waitWake(t, wakes, "for an event after reconnecting")
+}
+
+// TestStore_Listen_Close checks that Close stops Listen.
+func TestStore_Listen_Close(t *testing.T) {
+	s, err := Open(t.Context(), testURL(), WithSearchPath(NewSchema(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	ready := make(chan struct{}, 1)
+	go func() {
+		done <- s.Listen(context.Background(), "other channel", func() {
+			select {
+			case ready <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	<-ready
+	s.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Listen: got %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Listen still running after Close")
+	}
+}

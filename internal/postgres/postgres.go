@@ -1,0 +1,285 @@
+// Package postgres implements webhooks.Store on PostgreSQL, with pgx.
+//
+// Unlike the SQLite store, any number of processes may share one database:
+// migrations run under an advisory lock, claims take due deliveries with
+// FOR UPDATE SKIP LOCKED and a lease fenced by its token, and the methods
+// that create due work NOTIFY NotifyChannel so that every process's workers
+// wake at once (see Listen).
+//
+// Each method is one transaction at READ COMMITTED, PostgreSQL's default.
+// Where two transactions could otherwise act on the same stale read (two
+// PATCHes of one endpoint, a resend racing a disable, two producers sending
+// one Idempotency-Key), the method locks what it reads, so that the result is
+// the one the SQLite store's serialized writes give.
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+//go:embed migration/*.sql
+var migrations embed.FS
+
+// NotifyChannel is the channel the store notifies, in the transaction that
+// creates it, when there is new due work: a registered event's deliveries,
+// a retry, a replay, a recovery or a test event. Notifications are delivered
+// on commit. Channels belong to the database, not a schema: stores on two
+// schemas of one database wake each other, which costs a useless poll.
+const NotifyChannel = "webhooks_deliveries"
+
+// Advisory lock classes: the first key of pg_advisory_xact_lock(int, int),
+// so that the store's locks do not collide with each other or, as far as
+// a constant can promise, with other users of the database.
+const (
+	lockMigrate     int32 = 0x77686b01 // second key: hashtext(current_schema())
+	lockIdempotency int32 = 0x77686b02 // second key: hashtext(key)
+	lockClaim       int32 = 0x77686b03 // second key: hashtext(endpoint id)
+	lockOwner       int32 = 0x77686b04 // second key: hashtext(company or account id)
+)
+
+// Store is a webhooks.Store on PostgreSQL.
+type Store struct {
+	pool   *pgxpool.Pool
+	log    *slog.Logger
+	closed context.Context // done when Close is called; stops Listen
+	close  context.CancelFunc
+}
+
+var _ webhooks.Store = (*Store)(nil)
+
+// Option configures Open.
+type Option func(*options)
+
+type options struct {
+	searchPath string
+	maxConns   int32
+	log        *slog.Logger
+}
+
+// WithSearchPath sets the search_path of every connection, so that the
+// store's tables live in (and are created in) that schema, which must
+// exist. A URL may say the same with search_path=… (pgx sends parameters it
+// does not know to the server); the option wins over it.
+func WithSearchPath(schema string) Option {
+	return func(o *options) { o.searchPath = schema }
+}
+
+// WithMaxConns caps the pool's connections (pgxpool's default is the larger
+// of 4 and the number of CPUs; a URL may set pool_max_conns).
+func WithMaxConns(n int32) Option {
+	return func(o *options) { o.maxConns = n }
+}
+
+// WithLogger sets where Listen reports a lost connection. Defaults to
+// slog.Default().
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) { o.log = l }
+}
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string) and applies the migrations it lacks. Several processes
+// may open one database at once: migrations wait for each other.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	if o.searchPath != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = o.searchPath
+	}
+	if o.maxConns > 0 {
+		cfg.MaxConns = o.maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool, log: o.log}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.closed, s.close = context.WithCancel(context.Background())
+	if err := s.migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close stops Listen and closes the pool, waiting for connections in use to
+// be released.
+func (s *Store) Close() error {
+	s.close()
+	s.pool.Close()
+	return nil
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	return s.pool.Ping(ctx)
+}
+
+// migrate applies the embedded migrations not yet applied, in name order.
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migration/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := s.migrateFile(ctx, name); err != nil {
+			return fmt.Errorf("postgres: migrate %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// migrateFile applies one migration in its own transaction with its record.
+// The advisory lock makes processes that start together take turns: the
+// first applies it, the others then find its record. It is keyed by schema
+// so that databases shared by schema (tests) do not wait for each other.
+func (s *Store) migrateFile(ctx context.Context, name string) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, lockMigrate); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
+			return err
+		}
+		var done bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, name).Scan(&done); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		// Without arguments pgx uses the simple protocol, which runs a
+		// file of several statements.
+		if _, err := tx.Exec(ctx, string(body)); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO schema_migrations (name, applied) VALUES ($1, now())`, name)
+		return err
+	})
+}
+
+// inTx runs fn in a transaction. Errors other than the domain's are wrapped
+// (and so reported as internal).
+func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, s.pool, fn)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "22021" {
+		// Text columns refuse NUL and invalid UTF-8, which SQLite stores
+		// and Go's JSON validation lets through (in data.object's strings,
+		// say): the request is at fault, not the service.
+		return webhooks.Errorf(webhooks.EINVALID, "The request contains text that is not valid UTF-8 (or contains a NUL character).")
+	}
+	if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return err
+}
+
+// read wraps a read's internal errors as inTx does.
+func read[T any](v T, err error) (T, error) {
+	if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+		return v, fmt.Errorf("postgres: %w", err)
+	}
+	return v, err
+}
+
+// querier is what a read needs: the pool, or a transaction when the read is
+// part of a change.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// scanner is a pgx.Row or pgx.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// notify wakes every process's workers when tx commits.
+func notify(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel)
+	return err
+}
+
+// lockExclusive takes the transaction-level advisory lock of class on key.
+func lockExclusive(ctx context.Context, tx pgx.Tx, class int32, key string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, class, key)
+	return err
+}
+
+// ts converts a time to what is stored: the zero time is NULL, others are
+// cut to the millisecond (the precision the Store promises, as in SQLite).
+func ts(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.Truncate(time.Millisecond)
+}
+
+// fromTS converts a stored time back, in UTC; NULL is the zero time.
+func fromTS(v pgtype.Timestamptz) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return v.Time.UTC()
+}
+
+// nullString stores an empty string as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// validIDs returns the ids that can name an object: anything else would not
+// parse as a uuid, and names nothing anyway.
+func validIDs(ids []string) []string {
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if webhooks.ValidID(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// notFound is the error for an object that does not exist.
+func notFound(kind string) error {
+	return webhooks.Errorf(webhooks.ENOTFOUND, "No such %s.", kind)
+}
+
+// isUniqueViolation reports whether err is a unique violation of the named
+// constraint (or index).
+func isUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}
