@@ -33,8 +33,9 @@ type Scenario struct {
 	Name      string
 	Endpoints int     // endpoints per event
 	Rate      float64 // events per second; 0 is as fast as possible
-	// RateOf, if set, takes half (or any fraction) of an earlier
-	// scenario's measured event rate: Rate = RateOf.EventsPerSec * Fraction.
+	// RateOf, if set, takes a fraction of an earlier scenario's sustained
+	// delivery rate, per endpoint: Rate = RateOf's deliveries/s / its
+	// endpoints * Fraction.
 	RateOf   string
 	Fraction float64
 }
@@ -107,7 +108,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if sc.RateOf != "" {
 			for _, r := range results {
 				if r.Scenario.Name == sc.RateOf {
-					sc.Rate = r.EventsPerSec * sc.Fraction
+					sc.Rate = r.DeliveriesPerSec / float64(r.Scenario.Endpoints) * sc.Fraction
 				}
 			}
 			if sc.Rate == 0 {
@@ -173,11 +174,13 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	var events, failures atomic.Int64
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	var pace <-chan time.Time
+	// At a set rate, event k is due at start + k/rate, whichever producer
+	// sends it: a producer that falls behind sends at once, so the rate
+	// holds as long as the service keeps up.
+	var seq atomic.Int64
+	interval := time.Duration(0)
 	if sc.Rate > 0 {
-		t := time.NewTicker(time.Duration(float64(time.Second) / sc.Rate))
-		defer t.Stop()
-		pace = t.C
+		interval = time.Duration(float64(time.Second) / sc.Rate)
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -186,11 +189,14 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		go func() {
 			defer wg.Done()
 			for runCtx.Err() == nil {
-				if pace != nil {
-					select {
-					case <-pace:
-					case <-runCtx.Done():
-						return
+				if interval > 0 {
+					due := start.Add(time.Duration(seq.Add(1)) * interval)
+					if d := time.Until(due); d > 0 {
+						select {
+						case <-time.After(d):
+						case <-runCtx.Done():
+							return
+						}
 					}
 				}
 				if err := api.register(companyID); err != nil {

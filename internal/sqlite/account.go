@@ -11,7 +11,7 @@ import (
 
 // CreateAccount implements webhooks.Store.
 func (s *Store) CreateAccount(ctx context.Context, a *webhooks.Account) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		if a.ProvisionedBy != "" {
 			p, err := findAccount(ctx, tx, a.ProvisionedBy)
 			if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
@@ -51,7 +51,7 @@ func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, 
 
 // CreateAPIKey implements webhooks.Store.
 func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		if _, err := findAccount(ctx, tx, k.AccountID); err != nil {
 			return err
 		}
@@ -65,7 +65,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *web
 
 // RevokeAPIKey implements webhooks.Store.
 func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
 		if err != nil {
 			return err
@@ -99,7 +99,7 @@ func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, 
 
 // CreateCompany implements webhooks.Store.
 func (s *Store) CreateCompany(ctx context.Context, c *webhooks.Company) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		if _, err := findAccount(ctx, tx, c.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 			return webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", c.AccountID)
 		} else if err != nil {

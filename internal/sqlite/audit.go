@@ -10,7 +10,7 @@ import (
 
 // insertAudit records a succeeded change described by base (its actor), in
 // the transaction that makes the change. A nil base records nothing.
-func insertAudit(ctx context.Context, tx *sql.Tx, base *webhooks.AuditEntry, accountID, action, targetType, targetID string, now time.Time) error {
+func insertAudit(ctx context.Context, tx *txn, base *webhooks.AuditEntry, accountID, action, targetType, targetID string, now time.Time) error {
 	if base == nil {
 		return nil
 	}
@@ -37,7 +37,7 @@ func writeAudit(ctx context.Context, q querier, e *webhooks.AuditEntry) error {
 
 // RecordAudit implements webhooks.Store.
 func (s *Store) RecordAudit(ctx context.Context, e *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error { return writeAudit(ctx, tx, e) })
+	return s.inTx(ctx, func(tx *txn) error { return writeAudit(ctx, tx, e) })
 }
 
 // ListAudit implements webhooks.Store.

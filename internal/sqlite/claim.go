@@ -10,132 +10,195 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// ClaimDeliveries implements webhooks.Store.
+// Queries of the work queue, prepared once (see txn).
+const (
+	// The claims each endpoint holds now, for the per-endpoint cap.
+	// INDEXED BY: without statistics the planner prefers walking the
+	// endpoint index in GROUP BY order, a scan of the whole table.
+	qHeld = `SELECT endpoint_id, count(*) FROM deliveries INDEXED BY deliveries_leased
+		WHERE lease_expires > ? GROUP BY endpoint_id`
+	qDue = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
+		WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1 AND (lease_expires IS NULL OR lease_expires <= ?1)
+		ORDER BY next_attempt_at, id LIMIT ?2`
+	qDueAfter = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
+		WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1 AND (lease_expires IS NULL OR lease_expires <= ?1)
+		AND (next_attempt_at, id) > (?3, ?4)
+		ORDER BY next_attempt_at, id LIMIT ?2`
+	qClaim = `UPDATE deliveries SET lease_token = ?, lease_expires = ? WHERE id = ? RETURNING ` + deliveryCols
+	qPark  = `UPDATE deliveries SET parked = 1 WHERE id = ?`
+	// The endpoints with parked deliveries: a loose index scan, one probe
+	// per endpoint however deep its backlog.
+	qParkedEndpoints = `WITH RECURSIVE ep(id) AS (
+		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'pending' AND parked = 1)
+		UNION ALL
+		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'pending' AND parked = 1 AND endpoint_id > ep.id)
+		FROM ep WHERE ep.id IS NOT NULL)
+		SELECT id FROM ep WHERE id IS NOT NULL`
+	// Brings back up to n of an endpoint's parked deliveries, oldest due
+	// first (n < 0: all).
+	qUnpark = `UPDATE deliveries SET parked = 0 WHERE id IN (
+		SELECT id FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1
+		ORDER BY next_attempt_at, id LIMIT ?)`
+	// While the delivery is pending the attempt decides its state. If its
+	// endpoint was disabled or deleted during the attempt, the delivery
+	// already ended failed: only a success still changes that.
+	qRecord = `UPDATE deliveries SET
+		attempt_count = max(attempt_count, ?1),
+		last_response_status = ?2,
+		status = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?3 ELSE status END,
+		reason = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?4 ELSE reason END,
+		next_attempt_at = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?5 ELSE next_attempt_at END,
+		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
+		WHERE id = ?7 AND lease_token = ?8`
+	qInsertAttempt = `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+	qRelease = `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL
+		WHERE id = ? AND lease_token = ?`
+)
+
+// claimChunk is how many due deliveries a claim reads at a time.
+const claimChunk = 200
+
+// maxClaimScan bounds the due deliveries one claim reads (claimed or
+// parked), so that one transaction stays short; the rest waits for the
+// next claim.
+const maxClaimScan = 5000
+
+// ClaimDeliveries implements webhooks.Store. Due deliveries are read oldest
+// first. One whose endpoint holds its cap of claims is parked instead of
+// skipped again and again: a deep backlog on one endpoint is read once, and
+// cannot keep another endpoint's due deliveries out of a batch. Each claim
+// first brings back as many of an endpoint's parked deliveries as it has
+// free slots (claims recorded, handed back or lapsed).
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
 	var claims []*webhooks.Claim
-	err := s.inTxWith(ctx, lazy, func(tx *sql.Tx) error {
-		exclude := append([]string(nil), r.Exclude...)
-		held := map[string]int{}
-		if r.PerEndpoint > 0 {
-			rows, err := tx.QueryContext(ctx, `SELECT endpoint_id, count(*) FROM deliveries WHERE lease_expires > ? GROUP BY endpoint_id`, ms(r.Now))
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var id string
-				var n int
-				if err := rows.Scan(&id, &n); err != nil {
-					rows.Close()
-					return err
-				}
-				held[id] = n
-				if n >= r.PerEndpoint {
-					exclude = append(exclude, id)
-				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
+		held, err := heldClaims(ctx, tx, r)
+		if err != nil {
+			return err
 		}
-		// Due deliveries are scanned in order, a chunk at a time. Endpoints
-		// at their cap are skipped in the scan itself, and one that reaches
-		// its cap during the scan is left out of the next chunk, so a deep
-		// backlog on one endpoint costs one chunk, and cannot keep another
-		// endpoint's due deliveries out of a batch that has room for them.
-		scan := r.Limit
-		if r.PerEndpoint > 0 {
-			scan *= 4
+		if err := unpark(ctx, tx, held, r.PerEndpoint); err != nil {
+			return err
 		}
-		var ids []any
+		var ids, park []string
 		var lastDue int64
 		var lastID string
-		for len(ids) < r.Limit {
-			where := `status = 'pending' AND next_attempt_at <= ? AND (lease_expires IS NULL OR lease_expires <= ?)`
-			args := []any{ms(r.Now), ms(r.Now)}
-			if len(exclude) > 0 {
-				where += ` AND endpoint_id NOT IN (` + placeholders(len(exclude)) + `)`
-				for _, id := range exclude {
-					args = append(args, id)
-				}
+		for scanned := 0; len(ids) < r.Limit && scanned < maxClaimScan; {
+			var rows *sql.Rows
+			if lastID == "" {
+				rows, err = tx.QueryContext(ctx, qDue, ms(r.Now), claimChunk)
+			} else {
+				rows, err = tx.QueryContext(ctx, qDueAfter, ms(r.Now), claimChunk, lastDue, lastID)
 			}
-			if lastID != "" {
-				where += ` AND (next_attempt_at, id) > (?, ?)`
-				args = append(args, lastDue, lastID)
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT id, endpoint_id, next_attempt_at FROM deliveries WHERE `+where+`
-				ORDER BY next_attempt_at, id LIMIT ?`, append(args, scan)...)
 			if err != nil {
 				return err
 			}
 			n := 0
-			for rows.Next() && len(ids) < r.Limit {
+			for len(ids) < r.Limit && rows.Next() {
 				var id, endpointID string
 				if err := rows.Scan(&id, &endpointID, &lastDue); err != nil {
 					rows.Close()
 					return err
 				}
 				n, lastID = n+1, id
-				if r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint {
-					continue
-				}
-				held[endpointID]++
-				ids = append(ids, id)
-				if r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint {
-					exclude = append(exclude, endpointID)
+				switch {
+				case slices.Contains(r.Exclude, endpointID):
+				case r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint:
+					park = append(park, id)
+				default:
+					held[endpointID]++
+					ids = append(ids, id)
 				}
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
 				return err
 			}
-			if n < scan {
-				break // the chunk was the last of the due deliveries
+			scanned += n
+			if n < claimChunk {
+				break // that was the last of the due deliveries
 			}
 		}
-		if len(ids) == 0 {
-			return nil
-		}
-		order := make(map[string]int, len(ids))
-		for i, id := range ids {
-			order[id.(string)] = i
-		}
-		rows, err := tx.QueryContext(ctx, `UPDATE deliveries SET lease_token = ?, lease_expires = ?
-			WHERE id IN (`+placeholders(len(ids))+`) RETURNING `+deliveryCols,
-			append([]any{r.Token, ms(r.LeaseUntil)}, ids...)...)
-		if err != nil {
-			return err
+		for _, id := range park {
+			if _, err := tx.ExecContext(ctx, qPark, id); err != nil {
+				return err
+			}
 		}
 		endpoints := map[string]*webhooks.Endpoint{}
-		for rows.Next() {
-			d, err := scanDelivery(rows)
+		for _, id := range ids {
+			d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, r.Token, ms(r.LeaseUntil), id))
 			if err != nil {
-				rows.Close()
 				return err
 			}
-			endpoints[d.EndpointID] = nil
-			claims = append(claims, &webhooks.Claim{Delivery: d, Token: r.Token})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		// RETURNING comes in the table's order: put the claims back in the
-		// order they were chosen, oldest due first.
-		slices.SortFunc(claims, func(a, b *webhooks.Claim) int { return order[a.Delivery.ID] - order[b.Delivery.ID] })
-		for id := range endpoints {
-			// A deleted endpoint has no pending deliveries, so this finds
-			// every claim's endpoint.
-			if endpoints[id], err = findEndpoint(ctx, tx, id); err != nil {
-				return err
+			if endpoints[d.EndpointID] == nil {
+				// A deleted endpoint has no pending deliveries, so this
+				// finds every claim's endpoint.
+				if endpoints[d.EndpointID], err = findEndpoint(ctx, tx, d.EndpointID); err != nil {
+					return err
+				}
 			}
-		}
-		for _, c := range claims {
-			c.Endpoint = endpoints[c.Delivery.EndpointID]
+			claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints[d.EndpointID], Token: r.Token})
 		}
 		return nil
 	})
 	return claims, err
+}
+
+// heldClaims counts the unexpired claims of each endpoint.
+func heldClaims(ctx context.Context, tx *txn, r webhooks.ClaimRequest) (map[string]int, error) {
+	held := map[string]int{}
+	if r.PerEndpoint == 0 {
+		return held, nil
+	}
+	rows, err := tx.QueryContext(ctx, qHeld, ms(r.Now))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		held[id] = n
+	}
+	return held, rows.Err()
+}
+
+// unpark brings back, for each endpoint with parked deliveries, as many as
+// it has free slots under the cap (all of them without a cap).
+func unpark(ctx context.Context, tx *txn, held map[string]int, perEndpoint int) error {
+	rows, err := tx.QueryContext(ctx, qParkedEndpoints)
+	if err != nil {
+		return err
+	}
+	var endpoints []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		endpoints = append(endpoints, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range endpoints {
+		free := -1
+		if perEndpoint > 0 {
+			free = perEndpoint - held[id]
+		}
+		if free == 0 || free < -1 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, qUnpark, id, free); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RecordAttempts implements webhooks.Store.
@@ -143,31 +206,10 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	if len(records) == 0 {
 		return nil
 	}
-	return s.inTxWith(ctx, lazy, func(tx *sql.Tx) error {
-		// While the delivery is pending the attempt decides its state. If its
-		// endpoint was disabled or deleted during the attempt, the delivery
-		// already ended failed: only a success still changes that.
-		update, err := tx.PrepareContext(ctx, `UPDATE deliveries SET
-			attempt_count = max(attempt_count, ?1),
-			last_response_status = ?2,
-			status = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?3 ELSE status END,
-			reason = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?4 ELSE reason END,
-			next_attempt_at = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?5 ELSE next_attempt_at END,
-			manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
-			WHERE id = ?7 AND lease_token = ?8`)
-		if err != nil {
-			return err
-		}
-		defer update.Close()
-		insert, err := tx.PrepareContext(ctx, `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-		if err != nil {
-			return err
-		}
-		defer insert.Close()
+	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, r := range records {
 			a, t := r.Attempt, r.Transition
-			res, err := update.ExecContext(ctx, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
+			res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
 				ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), a.DeliveryID, r.Token)
 			if err != nil {
 				return err
@@ -175,7 +217,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 			if n, _ := res.RowsAffected(); n == 0 {
 				continue // the claim lapsed and another worker holds the delivery
 			}
-			if _, err := insert.ExecContext(ctx, a.DeliveryID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+			if _, err := tx.ExecContext(ctx, qInsertAttempt, a.DeliveryID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
 				nullInt(a.ResponseStatus), []byte(a.ResponseBody), nullString(a.Error), boolInt(a.Manual)); err != nil {
 				return err
 			}
@@ -186,24 +228,21 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 
 // ReleaseClaims implements webhooks.Store.
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
-	if len(ids) == 0 {
+	return s.inTxWith(ctx, lazy, func(tx *txn) error {
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, qRelease, id, token); err != nil {
+				return err
+			}
+		}
 		return nil
-	}
-	args := []any{token}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	return s.inTxWith(ctx, lazy, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL
-			WHERE lease_token = ? AND id IN (`+placeholders(len(ids))+`)`, args...)
-		return err
 	})
 }
 
 // NextScheduled implements webhooks.Store.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND next_attempt_at > ?`, ms(now)).Scan(&next)
+	err := s.read.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM deliveries
+		WHERE status = 'pending' AND parked = 0 AND next_attempt_at > ?`, ms(now)).Scan(&next)
 	return fromMS(next), err
 }
 

@@ -28,23 +28,20 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 	return &d, nil
 }
 
+const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
+
 // insertDeliveries inserts ds and returns those inserted: an original
 // delivery that already exists for its endpoint and event is skipped, by
 // the unique index, not by a check in memory.
-func insertDeliveries(ctx context.Context, tx *sql.Tx, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
+func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
 	if len(ds) == 0 {
 		return nil, nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (`+deliveryCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`)
-	if err != nil {
-		return nil, err
-	}
-	defer stmt.Close()
 	out := ds[:0:0]
 	for _, d := range ds {
-		res, err := stmt.ExecContext(ctx, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
+		res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 			nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 			nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated))
 		if err != nil {
@@ -108,7 +105,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 }
 
 // resendable loads what a manual resend of delivery id checks, in tx.
-func resendable(ctx context.Context, tx *sql.Tx, id, action string, now time.Time) (*webhooks.Delivery, *webhooks.Endpoint, error) {
+func resendable(ctx context.Context, tx *txn, id, action string, now time.Time) (*webhooks.Delivery, *webhooks.Endpoint, error) {
 	d, err := findDelivery(ctx, tx, id)
 	if err != nil {
 		return nil, nil, err
@@ -128,16 +125,16 @@ func resendable(ctx context.Context, tx *sql.Tx, id, action string, now time.Tim
 }
 
 // rearm makes a delivery pending for one manual attempt now.
-func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+func rearm(ctx context.Context, tx *txn, id string, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = NULL, next_attempt_at = ?, manual = 1,
-		lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
+		parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
 		webhooks.DeliveryPending, ms(now), ms(now), id)
 	return err
 }
 
 // replay inserts a new delivery of d's event with d's body, for one manual
 // attempt now. replay_of names the original, also when d is a replay.
-func replay(ctx context.Context, tx *sql.Tx, d *webhooks.Delivery, now time.Time) (*webhooks.Delivery, error) {
+func replay(ctx context.Context, tx *txn, d *webhooks.Delivery, now time.Time) (*webhooks.Delivery, error) {
 	r := &webhooks.Delivery{
 		ID: webhooks.NewID(), EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Relationship: d.Relationship, ReplayOf: d.ID, Status: webhooks.DeliveryPending, NextAttemptAt: now,
@@ -153,7 +150,7 @@ func replay(ctx context.Context, tx *sql.Tx, d *webhooks.Delivery, now time.Time
 // RetryDelivery implements webhooks.Store.
 func (s *Store) RetryDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
 	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		_, ep, err := resendable(ctx, tx, id, webhooks.ActionRetry, now)
 		if err != nil {
 			return err
@@ -172,7 +169,7 @@ func (s *Store) RetryDelivery(ctx context.Context, id string, now time.Time, aud
 // ReplayDelivery implements webhooks.Store.
 func (s *Store) ReplayDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
 	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		d, ep, err := resendable(ctx, tx, id, webhooks.ActionReplay, now)
 		if err != nil {
 			return err
@@ -192,7 +189,7 @@ func (s *Store) ReplayDelivery(ctx context.Context, id string, now time.Time, au
 // Recover implements webhooks.Store.
 func (s *Store) Recover(ctx context.Context, endpointID string, since, until, now time.Time, audit *webhooks.AuditEntry) (int, error) {
 	count := 0
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		ep, err := findEndpoint(ctx, tx, endpointID)
 		if err != nil {
 			return err

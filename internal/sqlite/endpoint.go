@@ -66,7 +66,7 @@ func jsonText(v any) string {
 
 // CreateEndpoint implements webhooks.Store.
 func (s *Store) CreateEndpoint(ctx context.Context, e *webhooks.Endpoint, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		var accountID string
 		if e.Scope == webhooks.ScopeCompany {
 			c, err := findCompany(ctx, tx, e.CompanyID)
@@ -114,7 +114,7 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 // UpdateEndpoint implements webhooks.Store.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.EndpointUpdate, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		old, err := findEndpoint(ctx, tx, id)
 		if err != nil {
 			return err
@@ -157,8 +157,8 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.Endpo
 
 // endPending ends an endpoint's pending deliveries failed with reason. A
 // claimed one's attempt still records when it ends (see RecordAttempts).
-func endPending(ctx context.Context, tx *sql.Tx, endpointID, reason string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, manual = 0, updated = ?
+func endPending(ctx context.Context, tx *txn, endpointID, reason string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, manual = 0, parked = 0, updated = ?
 		WHERE endpoint_id = ? AND status = ?`,
 		webhooks.DeliveryFailed, reason, ms(now), endpointID, webhooks.DeliveryPending)
 	return err
@@ -166,7 +166,7 @@ func endPending(ctx context.Context, tx *sql.Tx, endpointID, reason string, now 
 
 // DeleteEndpoint implements webhooks.Store.
 func (s *Store) DeleteEndpoint(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		e, err := findEndpoint(ctx, tx, id)
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (s *Store) DeleteEndpoint(ctx context.Context, id string, now time.Time, au
 // RotateSecret implements webhooks.Store.
 func (s *Store) RotateSecret(ctx context.Context, id, secret string, previousExpires, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		e, err := findEndpoint(ctx, tx, id)
 		if err != nil {
 			return err

@@ -123,7 +123,7 @@ func (s *Store) registrar() {
 				break more
 			}
 		}
-		err := s.inTx(context.Background(), func(tx *sql.Tx) error {
+		err := s.inTx(context.Background(), func(tx *txn) error {
 			for _, r := range group {
 				if r.err = r.ctx.Err(); r.err != nil {
 					continue
@@ -154,7 +154,7 @@ func (s *Store) registrar() {
 
 // registerEvent registers one event in tx (see RegisterEvent). It returns
 // the first event when key repeats a recent request.
-func registerEvent(ctx context.Context, tx *sql.Tx, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, error) {
+func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, error) {
 	if key != nil {
 		var hash []byte
 		var eventID string
@@ -202,7 +202,7 @@ func registerEvent(ctx context.Context, tx *sql.Tx, ev *webhooks.Event, key *web
 
 // candidates resolves ev's account from its company and loads the endpoints
 // it may reach.
-func candidates(ctx context.Context, tx *sql.Tx, ev *webhooks.Event) (webhooks.Candidates, error) {
+func candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (webhooks.Candidates, error) {
 	var c webhooks.Candidates
 	if ev.CompanyID != "" {
 		company, err := findCompany(ctx, tx, ev.CompanyID)
@@ -255,7 +255,7 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 	return out, rows.Err()
 }
 
-func insertEvent(ctx context.Context, tx *sql.Tx, ev *webhooks.Event) error {
+func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
 		ev.AccountID, nullString(ev.CompanyID), string(ev.Object), ms(ev.Created))
@@ -265,7 +265,7 @@ func insertEvent(ctx context.Context, tx *sql.Tx, ev *webhooks.Event) error {
 // SendTestEvent implements webhooks.Store.
 func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
 	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		ep, err := findEndpoint(ctx, tx, endpointID)
 		if err != nil {
 			return err

@@ -37,6 +37,7 @@ type Store struct {
 	write *sql.DB // one connection, transactions BEGIN IMMEDIATE
 	read  *sql.DB
 	lock  *os.File
+	stmts *stmtCache // prepared write statements
 
 	registrations    chan *registration // to the group committer
 	closing          chan struct{}
@@ -67,6 +68,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	s := &Store{
 		lock:          lock,
+		stmts:         newStmtCache(),
 		registrations: make(chan *registration),
 		closing:       make(chan struct{}),
 		registrarDone: make(chan struct{}),
@@ -107,7 +109,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	s.read.SetMaxOpenConns(n)
 	s.read.SetMaxIdleConns(n)
-	if _, err := s.write.ExecContext(ctx, `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL WHERE lease_expires IS NOT NULL`); err != nil {
+	if _, err := s.write.ExecContext(ctx, `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL, parked = 0
+		WHERE lease_expires IS NOT NULL OR parked = 1`); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: release claims: %w", err)
 	}
@@ -126,6 +129,7 @@ func (s *Store) Close() error {
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
 	}
+	s.stmts.close()
 	if s.write != nil {
 		// A checkpoint at close keeps the WAL file from growing across runs.
 		s.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
@@ -206,14 +210,20 @@ const (
 )
 
 // inTx runs fn in a durable write transaction.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 	return s.inTxWith(ctx, durable, fn)
 }
 
 // inTxWith runs fn in a write transaction committed with durability d. The
 // connection is pinned so that the synchronous setting and the
 // transaction run on the same one.
-func (s *Store) inTxWith(ctx context.Context, d durability, fn func(tx *sql.Tx) error) error {
+func (s *Store) inTxWith(ctx context.Context, d durability, fn func(tx *txn) error) error {
+	err := s.runTx(ctx, d, fn)
+	s.stmts.prepareMissed(ctx, s.write)
+	return err
+}
+
+func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error) error {
 	conn, err := s.write.Conn(ctx)
 	if err != nil {
 		return err
@@ -231,7 +241,7 @@ func (s *Store) inTxWith(ctx context.Context, d durability, fn func(tx *sql.Tx) 
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(&txn{Tx: tx, cache: s.stmts}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -78,7 +78,10 @@ CREATE INDEX idempotency_keys_created ON idempotency_keys (created);
 
 -- The deliveries table is also the work queue: a pending delivery is due at
 -- next_attempt_at, and a worker that claims it sets lease_token and
--- lease_expires; the claim lapses when lease_expires passes.
+-- lease_expires; the claim lapses when lease_expires passes. A due delivery
+-- whose endpoint has its cap of claims is parked: out of the due index until
+-- one of the endpoint's claims ends, so a deep backlog on one endpoint is not
+-- scanned again at every claim.
 CREATE TABLE deliveries (
   id                   TEXT PRIMARY KEY,
   endpoint_id          TEXT NOT NULL REFERENCES endpoints (id),
@@ -92,6 +95,7 @@ CREATE TABLE deliveries (
   next_attempt_at      INTEGER,
   last_response_status INTEGER,
   manual               INTEGER NOT NULL,
+  parked               INTEGER NOT NULL DEFAULT 0,
   body                 BLOB NOT NULL,
   lease_token          TEXT,
   lease_expires        INTEGER,
@@ -103,7 +107,9 @@ CREATE UNIQUE INDEX deliveries_original ON deliveries (endpoint_id, event_id) WH
 CREATE INDEX deliveries_endpoint ON deliveries (endpoint_id, created, id);
 CREATE INDEX deliveries_event ON deliveries (event_id);
 -- The queue: due deliveries in order, with what a claim filters on.
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at, endpoint_id, lease_expires) WHERE status = 'pending';
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id, endpoint_id, lease_expires) WHERE status = 'pending' AND parked = 0;
+-- Parked deliveries per endpoint, in the order they come back.
+CREATE INDEX deliveries_parked ON deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending' AND parked = 1;
 -- Claims held now, counted per endpoint for the per-endpoint cap.
 CREATE INDEX deliveries_leased ON deliveries (lease_expires, endpoint_id) WHERE lease_expires IS NOT NULL;
 

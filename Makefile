@@ -1,0 +1,25 @@
+# Run `make help` for the targets.
+
+.PHONY: help run test test/short bench build vet fmt
+
+help: ## show this help
+	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+run: ## run the service on the embedded SQLite default (data/)
+	go run ./cmd/webhooks serve
+
+test: ## run every test with the race detector (needs PostgreSQL, see README)
+	go test -race -count=1 -timeout 15m ./...
+
+test/short: ## run every test without the race detector (faster)
+	go test -count=1 ./...
+
+bench: ## the throughput and latency figures of the README (30 s per scenario)
+	go run ./cmd/webhooks bench
+
+build: ## build the webhooks binary
+	go build -o webhooks ./cmd/webhooks
+
+vet: ## go vet and gofmt
+	go vet ./...
+	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
