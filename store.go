@@ -66,8 +66,10 @@ type ClaimRequest struct {
 	// PerEndpoint caps the unexpired claims an endpoint may hold, counting
 	// claims held by every worker on the database (0: no cap).
 	PerEndpoint int
-	// Exclude lists endpoints to skip (those this worker has at its cap).
-	Exclude []string
+	// Records are stored first, in the same transaction (as RecordAttempts
+	// would): the claims they end free their endpoints' slots for this
+	// claim, without a commit in between.
+	Records []*AttemptRecord
 }
 
 // Claim is a delivery claimed for an attempt, with what the attempt needs
@@ -100,7 +102,7 @@ type Store interface {
 	CreateAPIKey(ctx context.Context, k *APIKey, audit *AuditEntry) error
 	// RevokeAPIKey deletes an account's key. Returns ENOTFOUND if the
 	// account has no such key.
-	RevokeAPIKey(ctx context.Context, accountID, keyID string, audit *AuditEntry) error
+	RevokeAPIKey(ctx context.Context, accountID, keyID string, now time.Time, audit *AuditEntry) error
 	// FindAPIKey returns the key with this hash. Returns ENOTFOUND if there
 	// is none (or it was revoked).
 	FindAPIKey(ctx context.Context, hash []byte) (*APIKey, error)
@@ -172,8 +174,9 @@ type Store interface {
 	// ListAudit lists an account's audit entries newest first.
 	ListAudit(ctx context.Context, accountID string, p Page) (*List[*AuditEntry], error)
 
-	// ClaimDeliveries claims up to r.Limit due deliveries, oldest due first,
-	// skipping endpoints at their cap.
+	// ClaimDeliveries stores r.Records, then claims up to r.Limit due
+	// deliveries (none when r.Limit is 0), oldest due first, skipping
+	// endpoints at their cap.
 	ClaimDeliveries(ctx context.Context, r ClaimRequest) ([]*Claim, error)
 	// RecordAttempts stores attempts and the deliveries' new states. A
 	// record whose token the delivery no longer holds is dropped, so a

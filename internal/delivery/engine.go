@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"sync"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -62,11 +61,17 @@ type Config struct {
 
 // Engine claims due deliveries and attempts them.
 type Engine struct {
-	cfg      Config
-	wake     chan struct{}
-	records  chan *webhooks.AttemptRecord
-	slots    chan struct{} // one per attempt in flight
-	inflight sync.WaitGroup
+	cfg Config
+
+	wake    chan struct{}
+	results chan result // finished attempts, to the dispatcher
+}
+
+// result is a finished attempt: its record, or nil when shutdown aborted it
+// and its claim is to be handed back.
+type result struct {
+	claim  *webhooks.Claim
+	record *webhooks.AttemptRecord
 }
 
 // New returns an engine; Run starts it.
@@ -104,8 +109,7 @@ func New(cfg Config) *Engine {
 	return &Engine{
 		cfg:     cfg,
 		wake:    make(chan struct{}, 1),
-		records: make(chan *webhooks.AttemptRecord, cfg.Concurrency),
-		slots:   make(chan struct{}, cfg.Concurrency),
+		results: make(chan result, cfg.Concurrency),
 	}
 }
 
@@ -121,69 +125,97 @@ func (e *Engine) Wake() {
 // Run claims and attempts deliveries until ctx ends, then stops: it waits
 // up to ShutdownGrace for the attempts in flight, aborts and hands back the
 // rest, and stores every result it has.
+//
+// One goroutine (this one) talks to the store: each of its transactions
+// stores the attempts that ended since the last one and claims as many due
+// deliveries as there are free workers. An attempt's claim thus ends in the
+// same transaction that hands its endpoint's slot to the next delivery.
 func (e *Engine) Run(ctx context.Context) error {
-	recorderDone := make(chan struct{})
-	go func() {
-		defer close(recorderDone)
-		e.record()
-	}()
 	// Attempts outlive ctx: a SIGTERM lets them finish within the grace.
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
+	d := &dispatcher{Engine: e, attemptCtx: attemptCtx}
+	d.loop(ctx)
 
-	e.dispatch(ctx, attemptCtx)
-
-	done := make(chan struct{})
-	go func() { e.inflight.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(e.cfg.ShutdownGrace):
-		e.cfg.Logger.Warn("delivery: attempts still in flight after the shutdown grace; handing them back")
-		abort()
-		<-done
+	grace := time.NewTimer(e.cfg.ShutdownGrace)
+	defer grace.Stop()
+	for d.inflight > 0 {
+		select {
+		case r := <-e.results:
+			d.collect(r)
+		case <-grace.C:
+			e.cfg.Logger.Warn("delivery: attempts still in flight after the shutdown grace; handing them back", "attempts", d.inflight)
+			abort()
+		}
 	}
-	close(e.records)
-	<-recorderDone
+	d.flush()
 	return nil
 }
 
-// dispatch is the claim loop.
-func (e *Engine) dispatch(ctx, attemptCtx context.Context) {
+// dispatcher is the state of Run's goroutine.
+type dispatcher struct {
+	*Engine
+	attemptCtx context.Context
+	inflight   int
+	records    []*webhooks.AttemptRecord // ended attempts not yet stored
+	aborted    []*webhooks.Claim         // claims to hand back
+}
+
+// collect takes in a finished attempt.
+func (d *dispatcher) collect(r result) {
+	d.inflight--
+	if r.record == nil {
+		d.aborted = append(d.aborted, r.claim)
+	} else {
+		d.records = append(d.records, r.record)
+	}
+}
+
+// loop claims, starts attempts and stores their results until ctx ends.
+func (d *dispatcher) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	backoff := 0 * time.Second
+	backoff := time.Duration(0)
 	for ctx.Err() == nil {
-		free := cap(e.slots) - len(e.slots)
-		full := false
-		if free > 0 {
-			n, err := e.claim(ctx, attemptCtx, min(free, DefaultBatchSize))
+		for drained := false; !drained; {
+			select {
+			case r := <-d.results:
+				d.collect(r)
+			default:
+				drained = true
+			}
+		}
+		limit := min(d.cfg.Concurrency-d.inflight, DefaultBatchSize)
+		if limit > 0 || len(d.records) > 0 {
+			n, err := d.claim(ctx, limit)
 			if err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
-				e.cfg.Logger.Error("delivery: claim failed", "err", err, "retry_in", backoff)
+				d.cfg.Logger.Error("delivery: claiming or recording failed; retrying", "err", err, "retry_in", backoff)
 				if !sleep(ctx, backoff) {
 					return
 				}
 				continue
 			}
 			backoff = 0
-			full = n == min(free, DefaultBatchSize)
+			if limit > 0 && n == limit {
+				continue // there may be more due right now
+			}
 		}
-		if full {
-			continue // there may be more due right now
-		}
-		wait := e.cfg.PollInterval
-		if next, err := e.cfg.Store.NextScheduled(ctx, e.cfg.Now()); err == nil && !next.IsZero() {
-			wait = min(wait, max(next.Sub(e.cfg.Now()), time.Millisecond))
+		wait := d.cfg.PollInterval
+		if next, err := d.cfg.Store.NextScheduled(ctx, d.cfg.Now()); err == nil && !next.IsZero() {
+			wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
 		}
 		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.wake:
+		case <-d.wake:
 		case <-timer.C:
+		case r := <-d.results:
+			d.collect(r)
 		}
 		if !timer.Stop() {
 			select {
@@ -194,88 +226,69 @@ func (e *Engine) dispatch(ctx, attemptCtx context.Context) {
 	}
 }
 
-// claim claims up to limit due deliveries and starts their attempts.
-func (e *Engine) claim(ctx, attemptCtx context.Context, limit int) (int, error) {
-	now := e.cfg.Now()
-	claims, err := e.cfg.Store.ClaimDeliveries(ctx, webhooks.ClaimRequest{
+// claim stores the ended attempts and claims up to limit due deliveries,
+// starting their attempts.
+func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
+	now := d.cfg.Now()
+	claims, err := d.cfg.Store.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
 		Limit:       limit,
 		Token:       webhooks.NewID(),
-		LeaseUntil:  now.Add(e.cfg.Lease),
-		PerEndpoint: e.cfg.PerEndpoint,
+		LeaseUntil:  now.Add(d.cfg.Lease),
+		PerEndpoint: d.cfg.PerEndpoint,
+		Records:     d.records,
 	})
 	if err != nil {
 		return 0, err
 	}
+	d.stored()
 	for _, c := range claims {
-		e.slots <- struct{}{}
-		e.inflight.Add(1)
-		go func() {
-			defer e.inflight.Done()
-			e.finish(c, e.attempt(attemptCtx, c))
-		}()
+		d.inflight++
+		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()
 	}
 	return len(claims), nil
 }
 
-// finish ends an attempt's slot and queues its record; an aborted attempt
-// (nil record) hands its delivery back instead.
-func (e *Engine) finish(c *webhooks.Claim, r *webhooks.AttemptRecord) {
-	if r == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := e.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
-			e.cfg.Logger.Warn("delivery: hand back failed; the claim will lapse", "delivery_id", c.Delivery.ID, "err", err)
-		}
-	} else {
-		e.records <- r
+// stored reports the records just stored.
+func (d *dispatcher) stored() {
+	if len(d.records) == 0 {
+		return
 	}
-	<-e.slots
+	for _, r := range d.records {
+		d.cfg.Metrics.Recorded(r)
+	}
+	if d.cfg.Recorded != nil {
+		d.cfg.Recorded(d.records)
+	}
+	d.records = nil
 }
 
-// record stores results in batches: while one batch is written, the next
-// gathers, so the batch size follows the load.
-func (e *Engine) record() {
-	batch := make([]*webhooks.AttemptRecord, 0, DefaultBatchSize)
-	for r := range e.records {
-		batch = append(batch[:0], r)
-	drain:
-		for len(batch) < cap(batch) {
-			select {
-			case r, ok := <-e.records:
-				if !ok {
-					break drain
+// flush stores the last records and hands back aborted claims, retrying for
+// a while: an attempt whose record is lost is made again once its claim
+// lapses, so the worst outcome of giving up is a repeated attempt.
+func (d *dispatcher) flush() {
+	deadline := time.Now().Add(30 * time.Second)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := d.cfg.Store.RecordAttempts(ctx, d.records)
+		if err == nil {
+			d.stored()
+			for _, c := range d.aborted {
+				if err = d.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
+					break
 				}
-				batch = append(batch, r)
-			default:
-				break drain
 			}
 		}
-		e.store(batch)
-		e.Wake() // claims were released: endpoints at their cap may take more
-	}
-}
-
-// store writes a batch, retrying until it is stored: the attempts were
-// made, and losing their records would send them again after the lease.
-func (e *Engine) store(batch []*webhooks.AttemptRecord) {
-	backoff := 50 * time.Millisecond
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		err := e.cfg.Store.RecordAttempts(ctx, batch)
 		cancel()
 		if err == nil {
-			break
+			d.aborted = nil
+			return
 		}
-		e.cfg.Logger.Error("delivery: storing attempts failed; retrying", "attempts", len(batch), "err", err, "retry_in", backoff)
+		if time.Now().After(deadline) {
+			d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
+			return
+		}
 		time.Sleep(backoff)
-		backoff = min(2*backoff, 5*time.Second)
-	}
-	for _, r := range batch {
-		e.cfg.Metrics.Recorded(r)
-	}
-	if e.cfg.Recorded != nil {
-		e.cfg.Recorded(append([]*webhooks.AttemptRecord(nil), batch...))
 	}
 }
 

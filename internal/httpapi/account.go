@@ -101,9 +101,7 @@ func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, p *p
 	if !webhooks.ValidID(id) {
 		return notFound("api key")
 	}
-	audit := p.audit()
-	audit.Created = s.Now()
-	if err := s.Store.RevokeAPIKey(r.Context(), a.ID, id, audit); err != nil {
+	if err := s.Store.RevokeAPIKey(r.Context(), a.ID, id, s.Now(), p.audit()); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -69,7 +69,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *web
 }
 
 // RevokeAPIKey implements webhooks.Store.
-func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit *webhooks.AuditEntry) error {
+func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, now time.Time, audit *webhooks.AuditEntry) error {
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if !webhooks.ValidID(accountID) || !webhooks.ValidID(keyID) {
 			return notFound("api key")
@@ -81,9 +81,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit
 		if tag.RowsAffected() == 0 {
 			return notFound("api key")
 		}
-		// RevokeAPIKey is given no time: the entry's own (insertAudit keeps
-		// it), or the clock's.
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, time.Now())
+		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, now)
 	})
 }
 

@@ -30,11 +30,11 @@ var claimedSelect = `SELECT ` + prefixed("c", deliveryCols) + `, ` + prefixed("e
 // locked, and no longer qualifies. So a delivery has one valid claim at a
 // time.
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
-	if r.Limit <= 0 {
-		return nil, nil
-	}
 	var claims []*webhooks.Claim
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := recordAttempts(ctx, tx, r.Records); err != nil || r.Limit <= 0 {
+			return err
+		}
 		var err error
 		if r.PerEndpoint > 0 {
 			claims, err = claimCapped(ctx, tx, r)
@@ -48,7 +48,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				UPDATE deliveries d SET lease_token = $4, lease_expires = $5 FROM picked WHERE d.id = picked.id
 				RETURNING d.*
 			) `+claimedSelect,
-			ts(r.Now), validIDs(r.Exclude), r.Limit, r.Token, ts(r.LeaseUntil))
+			ts(r.Now), []string{}, r.Limit, r.Token, ts(r.LeaseUntil))
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 // Claimers of the same endpoints thus run one at a time; a strict cap needs
 // that, and a claim is short next to the attempts it feeds.
 func claimCapped(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
-	exclude := validIDs(r.Exclude)
+	exclude := []string{} // endpoints that left candidates behind (never NULL: <> ALL (NULL) is never true)
 	var claims []*webhooks.Claim
 	var afterDue any // the chunk cursor: (next_attempt_at, id) of the last row scanned
 	var afterID string
@@ -220,6 +220,14 @@ func claimCapped(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest) ([]*we
 // endpoint was disabled or deleted during the attempt, the delivery already
 // ended failed, and only a success still changes that.
 func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx pgx.Tx) error { return recordAttempts(ctx, tx, records) })
+}
+
+// recordAttempts is RecordAttempts in tx.
+func recordAttempts(ctx context.Context, tx pgx.Tx, records []*webhooks.AttemptRecord) error {
 	// A record that names no delivery cannot match one.
 	records = slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.Attempt.DeliveryID) })
 	if len(records) == 0 {
@@ -246,8 +254,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 			bodies[i] = []byte{}
 		}
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `WITH r AS (
+	_, err := tx.Exec(ctx, `WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[])
 					WITH ORDINALITY AS r(delivery_id, token, number, response_status, status, reason, next_attempt_at,
@@ -272,9 +279,8 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 			SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
 			FROM m JOIN u ON u.id = m.delivery_id
 			ON CONFLICT DO NOTHING`,
-			ids, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
-		return err
-	})
+		ids, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
+	return err
 }
 
 // validText makes s storable as text: an attempt's error may quote what a

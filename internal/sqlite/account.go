@@ -64,7 +64,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *web
 }
 
 // RevokeAPIKey implements webhooks.Store.
-func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit *webhooks.AuditEntry) error {
+func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, now time.Time, audit *webhooks.AuditEntry) error {
 	return s.inTx(ctx, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
 		if err != nil {
@@ -72,11 +72,6 @@ func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, audit
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("api key")
-		}
-		// RevokeAPIKey is given no time: the entry's own, or the clock's.
-		now := time.Now()
-		if audit != nil && !audit.Created.IsZero() {
-			now = audit.Created
 		}
 		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, now)
 	})

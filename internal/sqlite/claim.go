@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +72,9 @@ const maxClaimScan = 5000
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
 	var claims []*webhooks.Claim
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
+		if err := recordAttempts(ctx, tx, r.Records); err != nil || r.Limit <= 0 {
+			return err
+		}
 		held, err := heldClaims(ctx, tx, r)
 		if err != nil {
 			return err
@@ -102,7 +104,6 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				}
 				n, lastID = n+1, id
 				switch {
-				case slices.Contains(r.Exclude, endpointID):
 				case r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint:
 					park = append(park, id)
 				default:
@@ -206,24 +207,28 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	if len(records) == 0 {
 		return nil
 	}
-	return s.inTxWith(ctx, lazy, func(tx *txn) error {
-		for _, r := range records {
-			a, t := r.Attempt, r.Transition
-			res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
-				ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), a.DeliveryID, r.Token)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue // the claim lapsed and another worker holds the delivery
-			}
-			if _, err := tx.ExecContext(ctx, qInsertAttempt, a.DeliveryID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
-				nullInt(a.ResponseStatus), []byte(a.ResponseBody), nullString(a.Error), boolInt(a.Manual)); err != nil {
-				return err
-			}
+	return s.inTxWith(ctx, lazy, func(tx *txn) error { return recordAttempts(ctx, tx, records) })
+}
+
+// recordAttempts stores records in tx: each attempt and its delivery's
+// new state, if the delivery still holds the record's claim.
+func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRecord) error {
+	for _, r := range records {
+		a, t := r.Attempt, r.Transition
+		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
+			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), a.DeliveryID, r.Token)
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		if n, _ := res.RowsAffected(); n == 0 {
+			continue // the claim lapsed and another worker holds the delivery
+		}
+		if _, err := tx.ExecContext(ctx, qInsertAttempt, a.DeliveryID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+			nullInt(a.ResponseStatus), []byte(a.ResponseBody), nullString(a.Error), boolInt(a.Manual)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReleaseClaims implements webhooks.Store.

@@ -145,13 +145,28 @@ func testClaims(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			checkClaims(t, "claim after the lease", q.claim(t, webhooks.ClaimRequest{Now: now.Add(31 * time.Second), Limit: 10}), d)
 		})
 
-		t.Run("Exclude", func(t *testing.T) {
+		// Records handed with a claim are stored first, in its transaction:
+		// the claims they end free their endpoint's slots for that claim.
+		t.Run("Records", func(t *testing.T) {
 			s := setup(t, open)
 			q := newQueue(s)
-			a, b, c := q.endpoint(t), q.endpoint(t), q.endpoint(t)
-			da, db, dc := q.add(t, a, t0), q.add(t, b, at(time.Second)), q.add(t, c, at(2*time.Second))
-			checkClaims(t, "claim excluding a and c", q.claim(t, webhooks.ClaimRequest{Now: at(time.Minute), Limit: 10, Exclude: []string{a.ID, c.ID}}), db)
-			checkClaims(t, "claim excluding b", q.claim(t, webhooks.ClaimRequest{Now: at(time.Minute), Limit: 10, Exclude: []string{b.ID}}), da, dc)
+			a := q.endpoint(t)
+			d1, d2 := q.add(t, a, t0), q.add(t, a, at(time.Second))
+			now := at(time.Minute)
+			first := q.claim(t, webhooks.ClaimRequest{Now: now, Limit: 10, PerEndpoint: 1})
+			checkClaims(t, "first claim", first, d1)
+			rec := NewRecord(first[0], now, 200, delivered)
+			second := q.claim(t, webhooks.ClaimRequest{Now: now, Limit: 10, PerEndpoint: 1, Records: []*webhooks.AttemptRecord{rec}})
+			checkClaims(t, "claim with the first attempt's record", second, d2)
+			if got := MustFindDelivery(t, s, d1.ID); got.Status != webhooks.DeliveryDelivered || len(got.Attempts) != 1 {
+				t.Errorf("recorded delivery: status %s with %d attempts, want delivered with 1", got.Status, len(got.Attempts))
+			}
+			// Records alone, with no claim asked for.
+			rec2 := NewRecord(second[0], now, 200, delivered)
+			checkClaims(t, "records only", q.claim(t, webhooks.ClaimRequest{Now: now, Records: []*webhooks.AttemptRecord{rec2}}))
+			if got := MustFindDelivery(t, s, d2.ID); got.Status != webhooks.DeliveryDelivered {
+				t.Errorf("second delivery: status %s, want delivered", got.Status)
+			}
 		})
 
 		// PerEndpoint caps the unexpired claims of an endpoint, counting
