@@ -6,7 +6,6 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,13 +18,15 @@ import (
 	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/httpapi"
 	"github.com/factuarea/webhooks/internal/netguard"
+	"github.com/factuarea/webhooks/internal/postgres"
 	"github.com/factuarea/webhooks/internal/sqlite"
 )
 
 // Config is the service's configuration. Zero fields take the defaults of
 // SPEC section 12 (see cmd/webhooks for the flags and variables).
 type Config struct {
-	// Database is a SQLite file path (or "sqlite:" + path).
+	// Database is a SQLite file path (or "sqlite:" + path), or a
+	// postgres:// URL.
 	Database string
 	// AdminKey is the platform's key; it must not be empty.
 	AdminKey string
@@ -83,7 +84,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
-	store, err := openStore(ctx, cfg.Database)
+	store, err := openStore(ctx, cfg.Database, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -122,10 +123,10 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 }
 
 // openStore picks the backend from the database setting.
-func openStore(ctx context.Context, database string) (webhooks.Store, error) {
+func openStore(ctx context.Context, database string, logger *slog.Logger) (webhooks.Store, error) {
 	switch {
 	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
-		return nil, fmt.Errorf("database %q: PostgreSQL is not supported by this build yet", database)
+		return postgres.Open(ctx, database, postgres.WithLogger(logger))
 	default:
 		path := strings.TrimPrefix(strings.TrimPrefix(database, "sqlite://"), "sqlite:")
 		if path == "" {
@@ -158,6 +159,15 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 		defer wg.Done()
 		s.Engine.Run(ctx)
 	}()
+	if pg, ok := s.Store.(*postgres.Store); ok {
+		// Other processes' new deliveries wake this one's workers at once;
+		// the engine's poll stays the safety net.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pg.Listen(ctx, postgres.NotifyChannel, s.Engine.Wake)
+		}()
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error
