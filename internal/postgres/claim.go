@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -11,16 +12,20 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// dueWhere selects the deliveries a claim may take at $1: pending, due, and
-// not held by an unexpired claim. $2 lists endpoints to skip.
-const dueWhere = `d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_expires IS NULL OR d.lease_expires <= $1)
-	AND d.endpoint_id <> ALL ($2::uuid[])`
-
 // claimedSelect turns the deliveries of a statement's "claimed" CTE into
 // claims with their endpoints, oldest due first.
 var claimedSelect = `SELECT ` + prefixed("c", deliveryCols) + `, ` + prefixed("e", endpointCols) + `
 	FROM claimed c JOIN endpoints e ON e.id = c.endpoint_id
 	ORDER BY c.next_attempt_at, c.id`
+
+// Claim sizes.
+const (
+	// claimChunk is how many due deliveries a claim reads at a time.
+	claimChunk = 200
+	// maxClaimScan bounds the due deliveries one claim reads (to claim or
+	// park), so that one transaction stays short.
+	maxClaimScan = 2000
+)
 
 // ClaimDeliveries implements webhooks.Store.
 //
@@ -29,33 +34,161 @@ var claimedSelect = `SELECT ` + prefixed("c", deliveryCols) + `, ` + prefixed("e
 // claim committed after a claimer's snapshot is re-checked when it is
 // locked, and no longer qualifies. So a delivery has one valid claim at a
 // time.
+//
+// With a per-endpoint cap, a due delivery whose endpoint holds its cap of
+// claims is parked (out of the due index) instead of being read again at
+// every claim: a deep backlog on one endpoint is read once, and cannot keep
+// other endpoints' due deliveries out of a batch. Each claim first brings
+// back as many of an endpoint's parked deliveries as it has free slots
+// (claims recorded, handed back or lapsed). The cap is strict across
+// processes: before claiming for an endpoint a claimer takes the endpoint's
+// advisory lock and counts its claims again, so claimers of one endpoint
+// take turns, for the few statements that need it.
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
 	var claims []*webhooks.Claim
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := recordAttempts(ctx, tx, r.Records); err != nil || r.Limit <= 0 {
+		// Round trips are what a claim costs on a busy machine: the
+		// statements that do not depend on each other's results go in one
+		// pipelined batch, and so do those that do, in the database.
+		var b pgx.Batch
+		b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
+		queueRecords(&b, r.Records)
+		held := map[string]int{}
+		if r.Limit > 0 && r.PerEndpoint > 0 {
+			b.Queue(qUnpark, ts(r.Now), r.PerEndpoint)
+			b.Queue(`SELECT endpoint_id, count(*) FROM deliveries WHERE lease_expires > $1 GROUP BY endpoint_id`, ts(r.Now)).
+				Query(func(rows pgx.Rows) error { return collectHeld(rows, held) })
+		} else if r.Limit > 0 {
+			// Without a cap nothing waits for a slot.
+			b.Queue(`UPDATE deliveries d SET parked = false FROM (
+				SELECT id FROM deliveries WHERE status = 'pending' AND parked ORDER BY id FOR UPDATE SKIP LOCKED) p
+				WHERE d.id = p.id`)
+		}
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil || r.Limit <= 0 {
 			return err
 		}
-		var err error
-		if r.PerEndpoint > 0 {
-			claims, err = claimCapped(ctx, tx, r)
+		ids, endpoints, park, err := scanDue(ctx, tx, r, held)
+		if err != nil || len(ids) == 0 && len(park) == 0 {
 			return err
 		}
-		rows, err := tx.Query(ctx, `WITH picked AS (
-				SELECT d.id FROM deliveries d WHERE `+dueWhere+`
-				ORDER BY d.next_attempt_at, d.id LIMIT $3
-				FOR UPDATE SKIP LOCKED
+		b = pgx.Batch{}
+		if r.PerEndpoint > 0 && len(ids) > 0 {
+			// The cap is strict across processes: the endpoints' advisory
+			// locks (in id order, so claimers cannot deadlock) are taken by
+			// one statement, and the next one, which sees every claim
+			// committed before the locks, counts the claims again and takes
+			// only what fits; the rest is parked.
+			distinct := slices.Clone(endpoints)
+			slices.Sort(distinct)
+			distinct = slices.Compact(distinct)
+			b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
+		}
+		cap := r.PerEndpoint
+		if cap <= 0 {
+			cap = math.MaxInt32 // no cap: every candidate fits
+		}
+		b.Queue(`WITH held AS (
+				SELECT endpoint_id, count(*) AS n FROM deliveries
+				WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
+			), ranked AS (
+				SELECT c.id, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
+				FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, endpoint_id, ord)
+				LEFT JOIN held USING (endpoint_id)
+			), parked AS (
+				UPDATE deliveries d SET parked = true FROM ranked
+				WHERE d.id = ranked.id AND ranked.nth > $4
 			), claimed AS (
-				UPDATE deliveries d SET lease_token = $4, lease_expires = $5 FROM picked WHERE d.id = picked.id
+				UPDATE deliveries d SET lease_token = $5, lease_expires = $6 FROM ranked
+				WHERE d.id = ranked.id AND ranked.nth <= $4
 				RETURNING d.*
 			) `+claimedSelect,
-			ts(r.Now), []string{}, r.Limit, r.Token, ts(r.LeaseUntil))
-		if err != nil {
-			return err
+			ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil)).
+			Query(func(rows pgx.Rows) error {
+				var err error
+				claims, err = collectClaims(rows, r.Token, nil)
+				return err
+			})
+		if len(park) > 0 {
+			b.Queue(`UPDATE deliveries SET parked = true WHERE id = ANY ($1::uuid[])`, park)
 		}
-		claims, err = collectClaims(rows, r.Token, nil)
-		return err
+		return tx.SendBatch(ctx, &b).Close()
 	})
 	return claims, err
+}
+
+// qUnpark brings back, for each endpoint with parked deliveries, as many of
+// them, oldest due first, as the endpoint has free slots under the cap ($2)
+// at $1. The endpoints are found with a loose index scan: one probe each,
+// however deep its backlog.
+const qUnpark = `WITH RECURSIVE ep(id) AS (
+		SELECT (SELECT endpoint_id FROM deliveries WHERE status = 'pending' AND parked ORDER BY endpoint_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT endpoint_id FROM deliveries WHERE status = 'pending' AND parked AND endpoint_id > ep.id ORDER BY endpoint_id LIMIT 1)
+		FROM ep WHERE ep.id IS NOT NULL
+	), free AS (
+		SELECT ep.id, $2 - (SELECT count(*) FROM deliveries h WHERE h.endpoint_id = ep.id AND h.lease_expires > $1) AS n
+		FROM ep WHERE ep.id IS NOT NULL
+	), back AS (
+		SELECT x.id FROM free, LATERAL (
+			SELECT id FROM deliveries WHERE endpoint_id = free.id AND status = 'pending' AND parked
+			ORDER BY next_attempt_at, id LIMIT greatest(free.n, 0) FOR UPDATE SKIP LOCKED) x
+		WHERE free.n > 0
+	)
+	UPDATE deliveries d SET parked = false FROM back WHERE d.id = back.id`
+
+func collectHeld(rows pgx.Rows, held map[string]int) error {
+	var id string
+	var n int
+	_, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
+		held[id] = n
+		return nil
+	})
+	return err
+}
+
+// scanDue reads due, unparked deliveries oldest first, a chunk at a time,
+// locking them: it returns those to claim (and their endpoints) within the
+// cap as held counts it, and those to park.
+func scanDue(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest, held map[string]int) (ids, endpoints, park []string, err error) {
+	var afterDue any // the chunk cursor: (next_attempt_at, id) of the last row read
+	var afterID string
+	// Every row read is locked until commit: read little more than wanted.
+	chunk := min(claimChunk, max(2*r.Limit, 20))
+	for scanned := 0; len(ids) < r.Limit && scanned < maxClaimScan; {
+		rows, err := tx.Query(ctx, `SELECT id, endpoint_id, next_attempt_at FROM deliveries
+			WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
+			AND ($3::timestamptz IS NULL OR (next_attempt_at, id) > ($3, $4::uuid))
+			ORDER BY next_attempt_at, id LIMIT $2
+			FOR UPDATE SKIP LOCKED`,
+			ts(r.Now), chunk, afterDue, textPtr(afterID))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		n := 0
+		var id, endpointID string
+		var due time.Time
+		_, err = pgx.ForEachRow(rows, []any{&id, &endpointID, &due}, func() error {
+			n, afterDue, afterID = n+1, due, id
+			switch {
+			case len(ids) >= r.Limit:
+				// Read but not wanted: left for the next claim.
+			case r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint:
+				park = append(park, id)
+			default:
+				held[endpointID]++
+				ids, endpoints = append(ids, id), append(endpoints, endpointID)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		scanned += n
+		if n < chunk {
+			break // that was the last of the due deliveries
+		}
+	}
+	return ids, endpoints, park, nil
 }
 
 // collectClaims reads the rows of claimedSelect into claims, appended to
@@ -81,133 +214,6 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 	})
 }
 
-// claimCapped claims under the per-endpoint cap, counted over every
-// claimer on the database. It scans due deliveries in order, a chunk at a
-// time, and for each chunk:
-//
-//  1. Locks candidates with SKIP LOCKED, skipping endpoints already at their
-//     cap, and scanning more rows than the batch needs, since endpoints may
-//     reach their cap within it.
-//  2. Takes a lock per candidate endpoint, held to commit, so that claimers
-//     of one endpoint take turns. The first chunk waits for them, in
-//     endpoint id order, so claimers cannot deadlock (and the wait is one
-//     claim transaction, milliseconds). Later chunks, which would take
-//     locks out of that order, only try, and skip an endpoint another
-//     claimer holds, as SKIP LOCKED skips its rows.
-//  3. Counts the endpoints' claims again, now that no one else can add to
-//     them, and claims the oldest candidates each endpoint has room for.
-//     This statement starts after the locks are held, so at READ COMMITTED
-//     it sees every claim committed before them.
-//
-// While the batch has room, the next chunk continues after this one and
-// skips the endpoints that left candidates behind (at their cap, or held by
-// another claimer): so a deep backlog on one endpoint costs a chunk, and
-// cannot keep other endpoints' due deliveries out of a batch with room for
-// them. Each such chunk leaves out at least one more endpoint, so there are
-// no more chunks than endpoints with due work. Candidates left out stay
-// locked until commit, and other claimers skip them for that long.
-//
-// Claimers of the same endpoints thus run one at a time; a strict cap needs
-// that, and a claim is short next to the attempts it feeds.
-func claimCapped(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
-	exclude := []string{} // endpoints that left candidates behind (never NULL: <> ALL (NULL) is never true)
-	var claims []*webhooks.Claim
-	var afterDue any // the chunk cursor: (next_attempt_at, id) of the last row scanned
-	var afterID string
-	for chunk := 0; len(claims) < r.Limit; chunk++ {
-		want := r.Limit - len(claims)
-		scan := want * 4
-		rows, err := tx.Query(ctx, `SELECT d.id, d.endpoint_id, d.next_attempt_at FROM deliveries d
-			WHERE `+dueWhere+`
-			AND d.endpoint_id NOT IN (
-				SELECT endpoint_id FROM deliveries WHERE lease_expires > $1 GROUP BY endpoint_id HAVING count(*) >= $4)
-			AND ($5::timestamptz IS NULL OR (d.next_attempt_at, d.id) > ($5, $6::uuid))
-			ORDER BY d.next_attempt_at, d.id LIMIT $3
-			FOR UPDATE OF d SKIP LOCKED`,
-			ts(r.Now), exclude, scan, r.PerEndpoint, afterDue, textPtr(afterID))
-		if err != nil {
-			return nil, err
-		}
-		var ids, candEndpoints []string
-		for rows.Next() {
-			var id, endpointID string
-			var due time.Time
-			if err := rows.Scan(&id, &endpointID, &due); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			ids, candEndpoints = append(ids, id), append(candEndpoints, endpointID)
-			afterDue, afterID = due, id
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil || len(ids) == 0 {
-			return claims, err
-		}
-		endpoints := slices.Clone(candEndpoints)
-		slices.Sort(endpoints)
-		endpoints = slices.Compact(endpoints)
-		// Advisory locks stack: one this transaction took in an earlier
-		// chunk is simply taken again.
-		lock := `SELECT e FROM unnest($2::text[]) AS e, pg_advisory_xact_lock($1, hashtext(e))`
-		if chunk > 0 {
-			lock = `SELECT e FROM unnest($2::text[]) AS e WHERE pg_try_advisory_xact_lock($1, hashtext(e))`
-		}
-		rows, err = tx.Query(ctx, lock, lockClaim, endpoints)
-		if err != nil {
-			return nil, err
-		}
-		locked, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return nil, err
-		}
-		var lockedIDs, lockedEndpoints []string
-		for i, id := range ids {
-			if slices.Contains(locked, candEndpoints[i]) {
-				lockedIDs, lockedEndpoints = append(lockedIDs, id), append(lockedEndpoints, candEndpoints[i])
-			}
-		}
-		before := len(claims)
-		if len(lockedIDs) > 0 {
-			rows, err = tx.Query(ctx, `WITH held AS (
-					SELECT endpoint_id, count(*) AS n FROM deliveries
-					WHERE endpoint_id = ANY ($3::uuid[]) AND lease_expires > $4 GROUP BY endpoint_id
-				), cand AS (
-					SELECT * FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, endpoint_id, ord)
-				), ranked AS (
-					SELECT cand.id, cand.ord,
-						coalesce(held.n, 0) + row_number() OVER (PARTITION BY cand.endpoint_id ORDER BY cand.ord) AS nth
-					FROM cand LEFT JOIN held USING (endpoint_id)
-				), picked AS (
-					SELECT id FROM ranked WHERE nth <= $5 ORDER BY ord LIMIT $6
-				), claimed AS (
-					UPDATE deliveries d SET lease_token = $7, lease_expires = $8 FROM picked WHERE d.id = picked.id
-					RETURNING d.*
-				) `+claimedSelect,
-				lockedIDs, lockedEndpoints, locked, ts(r.Now), r.PerEndpoint, want, r.Token, ts(r.LeaseUntil))
-			if err != nil {
-				return nil, err
-			}
-			if claims, err = collectClaims(rows, r.Token, claims); err != nil {
-				return nil, err
-			}
-		}
-		if len(ids) < scan {
-			break // the scan reached the end of what is due
-		}
-		// Skip, from now on, the endpoints that left candidates behind.
-		picked := map[string]bool{}
-		for _, c := range claims[before:] {
-			picked[c.Delivery.ID] = true
-		}
-		for i, id := range ids {
-			if !picked[id] && !slices.Contains(exclude, candEndpoints[i]) {
-				exclude = append(exclude, candEndpoints[i])
-			}
-		}
-	}
-	return claims, nil
-}
-
 // RecordAttempts implements webhooks.Store.
 //
 // One statement records the whole batch. The deliveries are locked in id
@@ -223,15 +229,36 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	if len(records) == 0 {
 		return nil
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error { return recordAttempts(ctx, tx, records) })
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		if err := lazyCommit(ctx, tx); err != nil {
+			return err
+		}
+		return recordAttempts(ctx, tx, records)
+	})
+}
+
+// lazyCommit makes tx commit without waiting for the WAL flush. Only the
+// engine's bookkeeping commits so (claims, attempt records): losing the last
+// of them in a database crash repeats an attempt, never loses an event,
+// and the engine's one transaction at a time no longer waits for the disk.
+func lazyCommit(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`)
+	return err
 }
 
 // recordAttempts is RecordAttempts in tx.
 func recordAttempts(ctx context.Context, tx pgx.Tx, records []*webhooks.AttemptRecord) error {
+	var b pgx.Batch
+	queueRecords(&b, records)
+	return tx.SendBatch(ctx, &b).Close()
+}
+
+// queueRecords queues recordAttempts' statement in b.
+func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	// A record that names no delivery cannot match one.
 	records = slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.Attempt.DeliveryID) })
 	if len(records) == 0 {
-		return nil
+		return
 	}
 	n := len(records)
 	var (
@@ -254,7 +281,7 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, records []*webhooks.AttemptR
 			bodies[i] = []byte{}
 		}
 	}
-	_, err := tx.Exec(ctx, `WITH r AS (
+	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[])
 					WITH ORDINALITY AS r(delivery_id, token, number, response_status, status, reason, next_attempt_at,
@@ -280,7 +307,6 @@ func recordAttempts(ctx context.Context, tx pgx.Tx, records []*webhooks.AttemptR
 			FROM m JOIN u ON u.id = m.delivery_id
 			ON CONFLICT DO NOTHING`,
 		ids, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
-	return err
 }
 
 // validText makes s storable as text: an attempt's error may quote what a
@@ -306,7 +332,8 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 // NextScheduled implements webhooks.Store.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND next_attempt_at > $1`, ts(now)).Scan(&next)
+	err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM deliveries
+		WHERE status = 'pending' AND NOT parked AND next_attempt_at > $1`, ts(now)).Scan(&next)
 	if err != nil || next == nil {
 		return read(time.Time{}, err)
 	}

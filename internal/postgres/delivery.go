@@ -51,8 +51,19 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 // an original delivery that already exists for its endpoint and event is
 // skipped, by the unique index, not by a check in memory.
 func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
+	var b pgx.Batch
+	inserted := queueDeliveries(&b, ds)
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
+	}
+	return inserted(), nil
+}
+
+// queueDeliveries queues insertDeliveries' statement in b; the function it
+// returns, called once b has run, returns the deliveries inserted.
+func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.Delivery {
 	if len(ds) == 0 {
-		return nil, nil
+		return func() []*webhooks.Delivery { return nil }
 	}
 	n := len(ds)
 	var (
@@ -70,30 +81,28 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []*webhooks.Delivery) (
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
 		manual[i], bodies[i] = d.Manual, d.Body
 	}
-	rows, err := tx.Query(ctx, `INSERT INTO deliveries (`+deliveryCols+`)
+	var inserted []string
+	b.Queue(`INSERT INTO deliveries (`+deliveryCols+`)
 		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
 			$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
 		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 		RETURNING id`,
-		ids, endpoints, events, types, rels, replayOf, statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated)
-	if err != nil {
-		return nil, err
+		ids, endpoints, events, types, rels, replayOf, statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			inserted, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			return err
+		})
+	return func() []*webhooks.Delivery {
+		if len(inserted) == len(ds) {
+			return ds
+		}
+		kept := map[string]bool{}
+		for _, id := range inserted {
+			kept[id] = true
+		}
+		return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return !kept[d.ID] })
 	}
-	inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	if len(inserted) == len(ds) {
-		return ds, nil
-	}
-	skipped := map[string]bool{}
-	for _, d := range ds {
-		skipped[d.ID] = true
-	}
-	for _, id := range inserted {
-		delete(skipped, id)
-	}
-	return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return skipped[d.ID] }), nil
 }
 
 func textPtr(s string) *string {
@@ -231,7 +240,7 @@ func resendable(ctx context.Context, tx pgx.Tx, id, action string, now time.Time
 // attempt now, and returns them.
 func rearm(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
 	rows, err := tx.Query(ctx, `UPDATE deliveries SET status = 'pending', reason = NULL, next_attempt_at = $1, manual = true,
-		lease_token = NULL, lease_expires = NULL, updated = $1 WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols,
+		parked = false, lease_token = NULL, lease_expires = NULL, updated = $1 WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols,
 		ts(now), ids)
 	if err != nil {
 		return nil, err
@@ -269,7 +278,8 @@ func (s *Store) RetryDelivery(ctx context.Context, id string, now time.Time, aud
 		if err := insertAudit(ctx, tx, audit, ep.AccountID, webhooks.AuditDeliveryRetried, webhooks.TargetDelivery, id, now); err != nil {
 			return err
 		}
-		return notify(ctx, tx)
+		notifyOnCommit(tx)
+		return nil
 	})
 	return out, err
 }
@@ -293,7 +303,8 @@ func (s *Store) ReplayDelivery(ctx context.Context, id string, now time.Time, au
 		if err := insertAudit(ctx, tx, audit, accountID, webhooks.AuditDeliveryReplayed, webhooks.TargetDelivery, out.ID, now); err != nil {
 			return err
 		}
-		return notify(ctx, tx)
+		notifyOnCommit(tx)
+		return nil
 	})
 	return out, err
 }
@@ -360,9 +371,7 @@ func (s *Store) Recover(ctx context.Context, endpointID string, since, until, no
 					return err
 				}
 			}
-			if err := notify(ctx, tx); err != nil {
-				return err
-			}
+			notifyOnCommit(tx)
 		}
 		count = len(ds)
 		accountID, err := endpointAccount(ctx, tx, ep)

@@ -203,7 +203,7 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.Endpo
 // The rows are locked in id order, as every statement that changes several
 // deliveries locks them, so that two such statements cannot deadlock.
 func endPending(ctx context.Context, tx pgx.Tx, endpointID, reason string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, updated = $3
+	_, err := tx.Exec(ctx, `UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, parked = false, updated = $3
 		FROM (SELECT id FROM deliveries WHERE endpoint_id = $4 AND status = 'pending' ORDER BY id FOR UPDATE) l
 		WHERE d.id = l.id AND d.status = 'pending'`,
 		webhooks.DeliveryFailed, reason, ts(now), endpointID)

@@ -65,62 +65,49 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 }
 
 // RegisterEvent implements webhooks.Store.
+//
+// It makes four round trips whatever the event: BEGIN; one pipelined batch
+// of reads (the Idempotency-Key, the event's company and account, the
+// locks, the candidate endpoints); one batch of writes (the event, its
+// deliveries, the key, the notification); COMMIT. Round trips, not
+// statements, are what registration costs on a busy machine.
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	var (
 		first      *webhooks.Event
 		deliveries []*webhooks.Delivery
 	)
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		if key != nil {
-			// Producers retry: two requests with one new key may arrive at
-			// once. The lock makes the second wait for the first to commit
-			// and then find its key, instead of registering a second event
-			// or failing on the primary key.
-			if err := lockExclusive(ctx, tx, lockIdempotency, key.Key); err != nil {
-				return err
-			}
-			var hash []byte
-			var eventID string
-			var created pgtype.Timestamptz
-			err := tx.QueryRow(ctx, `SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = $1`, key.Key).
-				Scan(&hash, &eventID, &created)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-			case err != nil:
-				return err
-			case key.Created.Sub(fromTS(created)) < webhooks.IdempotencyWindow:
-				if !bytes.Equal(hash, key.RequestHash) {
-					return webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
-				}
-				first, err = findEvent(ctx, tx, eventID)
-				return err
-			default: // an expired key is forgotten
-				if _, err := tx.Exec(ctx, `DELETE FROM idempotency_keys WHERE key = $1`, key.Key); err != nil {
-					return err
-				}
-			}
-		}
-		c, err := candidates(ctx, tx, ev)
+		var eventID string
+		c, err := readCandidates(ctx, tx, ev, key, &eventID)
 		if err != nil {
+			return err
+		}
+		if eventID != "" {
+			first, err = findEvent(ctx, tx, eventID)
 			return err
 		}
 		if deliveries, err = webhooks.Route(ev, c, ev.Created); err != nil {
 			return err
 		}
-		if err := insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		if deliveries, err = insertDeliveries(ctx, tx, deliveries); err != nil {
-			return err
-		}
+		// Queued statements run in order: the event first, since the key
+		// and the deliveries refer to it.
+		var b pgx.Batch
+		b.Queue(`INSERT INTO events (`+eventCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			ev.ID, ev.Type, ev.APIVersion, ev.Livemode, ev.Test, nullString(ev.CorrelationID),
+			ev.AccountID, nullString(ev.CompanyID), []byte(ev.Object), ts(ev.Created))
 		if key != nil {
-			if _, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES ($1, $2, $3, $4)`,
-				key.Key, key.RequestHash, ev.ID, ts(key.Created)); err != nil {
-				return err
-			}
+			// An expired key is forgotten: the new event takes it over.
+			b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
+				key.Key, key.RequestHash, ev.ID, ts(key.Created))
 		}
+		inserted := queueDeliveries(&b, deliveries)
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+			return err
+		}
+		deliveries = inserted()
 		if slices.ContainsFunc(deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
-			return notify(ctx, tx)
+			notifyOnCommit(tx)
 		}
 		return nil
 	})
@@ -133,62 +120,90 @@ func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webh
 	return ev, deliveries, true, nil
 }
 
-// candidates resolves ev's account from its company and loads the endpoints
-// it may reach.
-func candidates(ctx context.Context, tx pgx.Tx, ev *webhooks.Event) (webhooks.Candidates, error) {
+// readCandidates reads, in one pipelined batch, what registering ev needs:
+// the Idempotency-Key (setting *repeat to the first event's id when the key
+// repeats a recent request), ev's account (filled from its company), and the
+// endpoints it may reach.
+func readCandidates(ctx context.Context, tx pgx.Tx, ev *webhooks.Event, key *webhooks.IdempotencyKey, repeat *string) (webhooks.Candidates, error) {
 	var c webhooks.Candidates
-	if ev.CompanyID != "" {
-		company, err := findCompany(ctx, tx, ev.CompanyID)
-		if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-			return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
-		} else if err != nil {
-			return c, err
+	var b pgx.Batch
+	var hash []byte
+	var keyEvent string
+	var keyCreated pgtype.Timestamptz
+	keyFound := false
+	if key != nil {
+		// Producers retry: two requests with one new key may arrive at
+		// once. The lock makes the second wait for the first to commit and
+		// then find its key, instead of registering a second event.
+		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockIdempotency, key.Key)
+		b.Queue(`SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = $1`, key.Key).
+			QueryRow(func(row pgx.Row) error {
+				err := row.Scan(&hash, &keyEvent, &keyCreated)
+				if errors.Is(err, pgx.ErrNoRows) {
+					return nil
+				}
+				keyFound = err == nil
+				return err
+			})
+	}
+	companyID, accountID := optionalID(ev.CompanyID), optionalID(ev.AccountID)
+	var companyAccount, account, manager pgtype.Text
+	// The owners of every endpoint the event may reach are locked shared
+	// before the endpoints are read (by the next statement, which sees what
+	// committed before it): a change to one of those endpoints, which takes
+	// its owner's lock exclusive, either commits first and is seen, or
+	// waits for this event's deliveries, and then ends those a disable must
+	// end. Advisory locks live in memory: the hot path writes nothing for
+	// them, unlike FOR SHARE on the endpoint rows.
+	b.Queue(`WITH q AS (
+			SELECT c.account_id AS company_account, a.id AS account_id, a.provisioned_by
+			FROM (SELECT 1) one
+			LEFT JOIN companies c ON c.id = $1::uuid
+			LEFT JOIN accounts a ON a.id = coalesce(c.account_id, $2::uuid))
+		SELECT company_account, account_id, provisioned_by,
+			(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL)
+		FROM q`,
+		companyID, accountID, lockOwner, companyEndpointsOf(ev)).
+		QueryRow(func(row pgx.Row) error {
+			var locks int64
+			return row.Scan(&companyAccount, &account, &manager, &locks)
+		})
+	var endpoints []*webhooks.Endpoint
+	b.Queue(`SELECT `+endpointCols+` FROM endpoints
+		WHERE deleted IS NULL AND (company_id = $1::uuid OR account_id = (
+			SELECT a.id FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid))
+			OR account_id = (
+			SELECT a.provisioned_by FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid)))
+		ORDER BY created, id`,
+		companyEndpointsOf(ev), companyID, accountID).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhooks.Endpoint, error) { return scanEndpoint(r) })
+			return err
+		})
+	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
+		return c, err
+	}
+	if keyFound && key.Created.Sub(fromTS(keyCreated)) < webhooks.IdempotencyWindow {
+		if !bytes.Equal(hash, key.RequestHash) {
+			return c, webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
 		}
-		if ev.AccountID != "" && ev.AccountID != company.AccountID {
+		*repeat = keyEvent
+		return c, nil
+	}
+	if ev.CompanyID != "" {
+		if !companyAccount.Valid {
+			return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
+		}
+		if ev.AccountID != "" && ev.AccountID != companyAccount.String {
 			return c, webhooks.Errorf(webhooks.EUNPROCESSABLE, "company %s does not belong to account %s.", ev.CompanyID, ev.AccountID)
 		}
-		ev.AccountID = company.AccountID
 	}
-	account, err := findAccount(ctx, tx, ev.AccountID)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+	if !account.Valid {
 		return c, webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", ev.AccountID)
-	} else if err != nil {
-		return c, err
 	}
-	var companyID any // NULL: no company endpoints
-	owners := []string{ev.AccountID}
-	if ev.CompanyID != "" && !ev.IsAccountEvent() {
-		companyID = ev.CompanyID
-		owners = append(owners, ev.CompanyID)
-	}
-	var managerID any
-	if account.Managed() {
-		managerID = account.ProvisionedBy
-		owners = append(owners, account.ProvisionedBy)
-	}
-	// Shared locks on the owners of every endpoint the event may reach,
-	// taken before they are read: a change to one of those endpoints (which
-	// takes its owner's lock exclusive) either commits before the read, and
-	// is seen, or waits for this event's deliveries, and then ends those a
-	// disable must end. Advisory locks live in memory, so the hot path
-	// writes nothing for them, unlike FOR SHARE on the endpoint rows.
-	slices.Sort(owners)
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1, hashtext(o)) FROM unnest($2::text[]) AS o`, lockOwner, owners); err != nil {
-		return c, err
-	}
-	rows, err := tx.Query(ctx, `SELECT `+endpointCols+` FROM endpoints
-		WHERE deleted IS NULL AND (company_id = $1 OR account_id = $2 OR account_id = $3)
-		ORDER BY created, id`,
-		companyID, ev.AccountID, managerID)
-	if err != nil {
-		return c, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return c, err
-		}
+	ev.AccountID = account.String
+	for _, e := range endpoints {
 		switch {
 		case e.Scope == webhooks.ScopeCompany:
 			c.Company = append(c.Company, e)
@@ -198,7 +213,25 @@ func candidates(ctx context.Context, tx pgx.Tx, ev *webhooks.Event) (webhooks.Ca
 			c.Manager = append(c.Manager, e)
 		}
 	}
-	return c, rows.Err()
+	return c, nil
+}
+
+// companyEndpointsOf is the company whose endpoints ev may reach: its
+// company, unless it is an account.* event (NULL then).
+func companyEndpointsOf(ev *webhooks.Event) any {
+	if ev.CompanyID == "" || ev.IsAccountEvent() {
+		return nil
+	}
+	return ev.CompanyID
+}
+
+// optionalID is id, or NULL when it is empty or not an id (which then
+// matches nothing, as an unknown id does).
+func optionalID(id string) any {
+	if id == "" || !webhooks.ValidID(id) {
+		return nil
+	}
+	return id
 }
 
 func insertEvent(ctx context.Context, tx pgx.Tx, ev *webhooks.Event) error {
@@ -238,7 +271,8 @@ func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.T
 		if err := insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, endpointID, now); err != nil {
 			return err
 		}
-		return notify(ctx, tx)
+		notifyOnCommit(tx)
+		return nil
 	})
 	return out, err
 }

@@ -57,6 +57,9 @@ type Store struct {
 	log    *slog.Logger
 	closed context.Context // done when Close is called; stops Listen
 	close  context.CancelFunc
+
+	notify       chan struct{} // to the notifier
+	notifierDone chan struct{}
 }
 
 var _ webhooks.Store = (*Store)(nil)
@@ -112,11 +115,12 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.log}
+	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.closed, s.close = context.WithCancel(context.Background())
+	go s.notifier()
 	if err := s.migrate(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -128,6 +132,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // be released.
 func (s *Store) Close() error {
 	s.close()
+	<-s.notifierDone
 	s.pool.Close()
 	return nil
 }
@@ -188,7 +193,19 @@ func (s *Store) migrateFile(ctx context.Context, name string) error {
 // inTx runs fn in a transaction. Errors other than the domain's are wrapped
 // (and so reported as internal).
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, s.pool, fn)
+	notify := false
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		t := &notifyingTx{Tx: tx}
+		err := fn(t)
+		notify = t.notify
+		return err
+	})
+	if err == nil && notify {
+		select {
+		case s.notify <- struct{}{}:
+		default: // one is already due
+		}
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "22021" {
 		// Text columns refuse NUL and invalid UTF-8, which SQLite stores
@@ -224,9 +241,51 @@ type scanner interface {
 }
 
 // notify wakes every process's workers when tx commits.
-func notify(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel)
-	return err
+// notifyOnCommit asks inTx to wake every process's workers once the
+// transaction commits.
+//
+// The NOTIFY is not sent in the transaction: PostgreSQL serializes
+// committing transactions that notified on one lock held through their WAL
+// flush, which capped registration at one commit per fsync. The notifier
+// sends one NOTIFY, outside any transaction, for all the commits of the
+// last few milliseconds; this process's own engine is woken in-process.
+func notifyOnCommit(tx pgx.Tx) {
+	if t, ok := tx.(*notifyingTx); ok {
+		t.notify = true
+	}
+}
+
+// notifyingTx is the transaction inTx hands out: it remembers whether a
+// NOTIFY is due after its commit.
+type notifyingTx struct {
+	pgx.Tx
+	notify bool
+}
+
+// notifyInterval is the least time between two NOTIFYs of one process.
+const notifyInterval = 5 * time.Millisecond
+
+// notifier sends the NOTIFYs commits asked for, coalesced.
+func (s *Store) notifier() {
+	defer close(s.notifierDone)
+	for {
+		select {
+		case <-s.closed.Done():
+			return
+		case <-s.notify:
+		}
+		ctx, cancel := context.WithTimeout(s.closed, 5*time.Second)
+		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel); err != nil && s.closed.Err() == nil {
+			// Other processes find the work at their next poll.
+			s.log.Warn("postgres: notify failed", "err", err)
+		}
+		cancel()
+		select {
+		case <-s.closed.Done():
+			return
+		case <-time.After(notifyInterval):
+		}
+	}
 }
 
 // lockExclusive takes the transaction-level advisory lock of class on key.

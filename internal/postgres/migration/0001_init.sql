@@ -82,7 +82,10 @@ CREATE INDEX idempotency_keys_created ON idempotency_keys (created);
 
 -- The deliveries table is also the work queue: a pending delivery is due at
 -- next_attempt_at, and a worker that claims it sets lease_token and
--- lease_expires; the claim lapses when lease_expires passes.
+-- lease_expires; the claim lapses when lease_expires passes. A due delivery
+-- whose endpoint holds its cap of claims is parked: out of the due index
+-- until the endpoint has a free slot, so that a deep backlog on one endpoint
+-- is not read again at every claim.
 CREATE TABLE deliveries (
   id                   uuid PRIMARY KEY,
   endpoint_id          uuid NOT NULL REFERENCES endpoints (id),
@@ -96,6 +99,7 @@ CREATE TABLE deliveries (
   next_attempt_at      timestamptz,
   last_response_status integer,
   manual               boolean NOT NULL,
+  parked               boolean NOT NULL DEFAULT false,
   body                 bytea NOT NULL,
   lease_token          text,
   lease_expires        timestamptz,
@@ -110,7 +114,9 @@ CREATE INDEX deliveries_event ON deliveries (event_id, endpoint_id);
 -- The queue: due deliveries in order (id breaks ties, and is the cursor of
 -- a claim's chunks). Partial, so that the history (nearly every row) is not
 -- in it.
-CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id) WHERE status = 'pending' AND NOT parked;
+-- Parked deliveries per endpoint, in the order they come back.
+CREATE INDEX deliveries_parked ON deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending' AND parked;
 -- An endpoint's pending deliveries, which disabling or deleting it ends,
 -- without reading its history.
 CREATE INDEX deliveries_pending ON deliveries (endpoint_id) WHERE status = 'pending';
