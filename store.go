@@ -87,6 +87,17 @@ type AttemptRecord struct {
 	Transition Transition
 }
 
+// QueueStats describes the work queue at one moment.
+type QueueStats struct {
+	// Due counts the pending deliveries whose attempt is due and not
+	// started (not claimed, or claimed by a worker that is gone).
+	Due int
+	// OldestDue is when the oldest of them became due (zero when none).
+	OldestDue time.Time
+	// InFlight counts the deliveries claimed now, by every worker.
+	InFlight int
+}
+
 // Store keeps everything the service knows. Each method is one transaction.
 // Methods return *Error values with the codes their comments name, and
 // internal errors otherwise. Times are stored with millisecond precision.
@@ -189,6 +200,16 @@ type Store interface {
 	// NextScheduled returns the earliest next_attempt_at after now, or the
 	// zero time when nothing is scheduled.
 	NextScheduled(ctx context.Context, now time.Time) (time.Time, error)
+	// QueueStats measures the queue at now, for monitoring.
+	QueueStats(ctx context.Context, now time.Time) (QueueStats, error)
+
+	// Purge deletes up to limit events created before before, with their
+	// deliveries and attempts, skipping any event with a delivery that may
+	// still be attempted (pending); and the Idempotency-Keys older than
+	// IdempotencyWindow at now. It returns how many events it deleted: call
+	// it again while that is limit. When another process is purging the
+	// same database, it returns 0 at once.
+	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
 
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error

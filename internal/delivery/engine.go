@@ -164,6 +164,7 @@ type dispatcher struct {
 // collect takes in a finished attempt.
 func (d *dispatcher) collect(r result) {
 	d.inflight--
+	d.cfg.Metrics.InFlight(d.inflight)
 	if r.record == nil {
 		d.aborted = append(d.aborted, r.claim)
 	} else {
@@ -245,6 +246,9 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	for _, c := range claims {
 		d.inflight++
 		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()
+	}
+	if len(claims) > 0 {
+		d.cfg.Metrics.InFlight(d.inflight)
 	}
 	return len(claims), nil
 }

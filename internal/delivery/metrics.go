@@ -10,9 +10,13 @@ type Metrics interface {
 	Attempted(ep *webhooks.Endpoint, outcome webhooks.Outcome, a *webhooks.Attempt)
 	// Recorded is called when an attempt's record is stored.
 	Recorded(r *webhooks.AttemptRecord)
+	// InFlight is called with the number of attempts in flight whenever it
+	// changes.
+	InFlight(n int)
 }
 
 type nopMetrics struct{}
 
 func (nopMetrics) Attempted(*webhooks.Endpoint, webhooks.Outcome, *webhooks.Attempt) {}
 func (nopMetrics) Recorded(*webhooks.AttemptRecord)                                  {}
+func (nopMetrics) InFlight(int)                                                      {}

@@ -46,4 +46,5 @@ func Run(t *testing.T, open func(t *testing.T) webhooks.Store) {
 	testRecordAttempts(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
+	testMaintenance(t, open)
 }

@@ -75,6 +75,8 @@ CREATE TABLE idempotency_keys (
   created      INTEGER NOT NULL
 );
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created);
+-- For the foreign key, when the purge deletes events.
+CREATE INDEX idempotency_keys_event ON idempotency_keys (event_id);
 
 -- The deliveries table is also the work queue: a pending delivery is due at
 -- next_attempt_at, and a worker that claims it sets lease_token and
@@ -105,6 +107,8 @@ CREATE TABLE deliveries (
 -- At most one original delivery per endpoint and event; replays are extra.
 CREATE UNIQUE INDEX deliveries_original ON deliveries (endpoint_id, event_id) WHERE replay_of IS NULL;
 CREATE INDEX deliveries_endpoint ON deliveries (endpoint_id, created, id);
+-- For the foreign key, when the purge deletes originals.
+CREATE INDEX deliveries_replay_of ON deliveries (replay_of);
 CREATE INDEX deliveries_event ON deliveries (event_id);
 -- The queue: due deliveries in order, with what a claim filters on.
 CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id, endpoint_id, lease_expires) WHERE status = 'pending' AND parked = 0;

@@ -1,0 +1,151 @@
+// Package metrics exposes the service's Prometheus metrics at /metrics.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// Metrics holds the service's metrics. It implements delivery.Metrics.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	events         prometheus.Counter
+	finished       *prometheus.CounterVec
+	attempts       *prometheus.CounterVec
+	attemptSeconds prometheus.Histogram
+	inFlight       prometheus.Gauge
+	requests       *prometheus.CounterVec
+	requestSeconds *prometheus.HistogramVec
+}
+
+// New returns the metrics, with the queue's gauges read from store (with
+// now's clock) at each scrape.
+func New(store webhooks.Store, now func() time.Time) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		events: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "webhooks_events_registered_total",
+			Help: "Events registered by this process (repeated Idempotency-Keys not counted).",
+		}),
+		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhooks_deliveries_finished_total",
+			Help: "Deliveries that reached a final state after an attempt of this process, by state and reason.",
+		}, []string{"status", "reason"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhooks_attempts_total",
+			Help: "Attempts made by this process, by outcome: delivered (2xx), retry (retryable failure), rejected (other 4xx), refused (address not allowed).",
+		}, []string{"outcome"}),
+		attemptSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "webhooks_attempt_duration_seconds",
+			Help:    "Time from the start of an attempt to the end of the endpoint's answer (or the failure).",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "webhooks_attempts_in_flight",
+			Help: "Attempts this process is making now.",
+		}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhooks_http_requests_total",
+			Help: "API requests, by route pattern and status code.",
+		}, []string{"route", "code"}),
+		requestSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "webhooks_http_request_duration_seconds",
+			Help:    "API request latency, by route pattern.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"route"}),
+	}
+	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.requests, m.requestSeconds,
+		&queueCollector{store: store, now: now},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// EventRegistered counts a registered event.
+func (m *Metrics) EventRegistered() { m.events.Inc() }
+
+// ObserveRequest records an API request; pattern is the route's pattern
+// (r.Pattern), so the label stays low-cardinality.
+func (m *Metrics) ObserveRequest(pattern string, status int, d time.Duration) {
+	if pattern == "" {
+		pattern = "unmatched"
+	}
+	m.requests.WithLabelValues(pattern, strconv.Itoa(status)).Inc()
+	m.requestSeconds.WithLabelValues(pattern).Observe(d.Seconds())
+}
+
+var outcomes = map[webhooks.Outcome]string{
+	webhooks.OutcomeDelivered: "delivered",
+	webhooks.OutcomeRetry:     "retry",
+	webhooks.OutcomeRejected:  "rejected",
+	webhooks.OutcomeRefused:   "refused",
+}
+
+// Attempted implements delivery.Metrics.
+func (m *Metrics) Attempted(_ *webhooks.Endpoint, outcome webhooks.Outcome, a *webhooks.Attempt) {
+	m.attempts.WithLabelValues(outcomes[outcome]).Inc()
+	m.attemptSeconds.Observe(a.Duration.Seconds())
+}
+
+// Recorded implements delivery.Metrics.
+func (m *Metrics) Recorded(r *webhooks.AttemptRecord) {
+	if r.Transition.Status != webhooks.DeliveryPending {
+		m.finished.WithLabelValues(r.Transition.Status, r.Transition.Reason).Inc()
+	}
+}
+
+// InFlight implements delivery.Metrics.
+func (m *Metrics) InFlight(n int) { m.inFlight.Set(float64(n)) }
+
+// queueCollector reads the queue's state from the store at each scrape:
+// the figures are the database's, the same from every process.
+type queueCollector struct {
+	store webhooks.Store
+	now   func() time.Time
+}
+
+var (
+	dueDesc = prometheus.NewDesc("webhooks_deliveries_due",
+		"Deliveries whose attempt is due and not started (the backlog), across every process.", nil, nil)
+	oldestDesc = prometheus.NewDesc("webhooks_deliveries_due_oldest_age_seconds",
+		"How long the oldest due, not started delivery has waited (0 when none).", nil, nil)
+	claimedDesc = prometheus.NewDesc("webhooks_deliveries_claimed",
+		"Deliveries claimed for an attempt now, across every process.", nil, nil)
+)
+
+func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- dueDesc
+	ch <- oldestDesc
+	ch <- claimedDesc
+}
+
+func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	now := c.now()
+	st, err := c.store.QueueStats(ctx, now)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(dueDesc, err)
+		return
+	}
+	age := 0.0
+	if !st.OldestDue.IsZero() {
+		age = max(now.Sub(st.OldestDue).Seconds(), 0)
+	}
+	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(st.Due))
+	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
+	ch <- prometheus.MustNewConstMetric(claimedDesc, prometheus.GaugeValue, float64(st.InFlight))
+}

@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// QueueStats implements webhooks.Store. Parked deliveries are due too: they
+// wait for a free slot of their endpoint.
+func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error) {
+	var st webhooks.QueueStats
+	var oldest *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1
+			AND (lease_expires IS NULL OR lease_expires <= $1))
+		+ (SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked),
+		least(
+			(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1
+				AND (lease_expires IS NULL OR lease_expires <= $1)),
+			(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked)),
+		(SELECT count(*) FROM deliveries WHERE lease_expires > $1)`, ts(now)).
+		Scan(&st.Due, &oldest, &st.InFlight)
+	if oldest != nil {
+		st.OldestDue = oldest.UTC()
+	}
+	return read(st, err)
+}
+
+// Purge implements webhooks.Store. One process purges at a time: the others
+// find the advisory lock taken and return at once. Each call is one short
+// transaction over at most limit events, so it holds no lock for long.
+func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (int, error) {
+	n := 0
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		var mine bool
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, 0)`, lockPurge).Scan(&mine); err != nil || !mine {
+			return err
+		}
+		if err := lazyCommit(ctx, tx); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT id FROM events e WHERE created < $1
+			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+			ORDER BY created LIMIT $2`, ts(before), limit)
+		if err != nil {
+			return err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		n = len(ids)
+		var b pgx.Batch
+		if n > 0 {
+			// Deliveries are locked in id order first, as every statement
+			// that changes several deliveries does, so no deadlock.
+			b.Queue(`DELETE FROM deliveries d USING (
+				SELECT id FROM deliveries WHERE event_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE) l
+				WHERE d.id = l.id`, ids) // attempts go by ON DELETE CASCADE
+			b.Queue(`DELETE FROM idempotency_keys WHERE event_id = ANY ($1::uuid[])`, ids)
+			b.Queue(`DELETE FROM events WHERE id = ANY ($1::uuid[])`, ids)
+		}
+		b.Queue(`DELETE FROM idempotency_keys WHERE key IN (
+			SELECT key FROM idempotency_keys WHERE created < $1 LIMIT $2)`, ts(now.Add(-webhooks.IdempotencyWindow)), limit)
+		return tx.SendBatch(ctx, &b).Close()
+	})
+	return n, err
+}

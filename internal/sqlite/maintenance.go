@@ -1,0 +1,77 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// QueueStats implements webhooks.Store. Parked deliveries are due too: they
+// wait for a free slot of their endpoint.
+func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error) {
+	var st webhooks.QueueStats
+	var waiting, parked int
+	var oldestWaiting, oldestParked sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1
+			AND (lease_expires IS NULL OR lease_expires <= ?1)),
+		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1
+			AND (lease_expires IS NULL OR lease_expires <= ?1)),
+		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 1),
+		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 1),
+		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1)`, ms(now)).
+		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight)
+	st.Due = waiting + parked
+	st.OldestDue = fromMS(oldestWaiting)
+	if p := fromMS(oldestParked); !p.IsZero() && (st.OldestDue.IsZero() || p.Before(st.OldestDue)) {
+		st.OldestDue = p
+	}
+	return st, err
+}
+
+// Purge implements webhooks.Store. One process owns a SQLite file, so no
+// other purge can run at the same time.
+func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (int, error) {
+	n := 0
+	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM events e WHERE created < ?
+			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+			ORDER BY created LIMIT ?`, ms(before), limit)
+		if err != nil {
+			return err
+		}
+		var ids []any
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(ids) > 0 {
+			in := `(` + placeholders(len(ids)) + `)`
+			for _, q := range []string{
+				`DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN ` + in + `)`,
+				`DELETE FROM deliveries WHERE event_id IN ` + in,
+				`DELETE FROM idempotency_keys WHERE event_id IN ` + in,
+				`DELETE FROM events WHERE id IN ` + in,
+			} {
+				if _, err := tx.ExecContext(ctx, q, ids...); err != nil {
+					return err
+				}
+			}
+		}
+		n = len(ids)
+		_, err = tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key IN (
+			SELECT key FROM idempotency_keys WHERE created < ? LIMIT ?)`, ms(now.Add(-webhooks.IdempotencyWindow)), limit)
+		return err
+	})
+	return n, err
+}
