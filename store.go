@@ -123,6 +123,8 @@ type Store interface {
 	CreateCompany(ctx context.Context, c *Company) error
 	// FindCompany returns ENOTFOUND if the company does not exist.
 	FindCompany(ctx context.Context, id string) (*Company, error)
+	// ListCompanies lists an account's companies, newest first.
+	ListCompanies(ctx context.Context, accountID string, p Page) (*List[*Company], error)
 
 	// CreateEndpoint stores a validated endpoint. Returns ENOTFOUND if its
 	// company or account does not exist.

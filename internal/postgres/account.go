@@ -122,6 +122,21 @@ func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, 
 	return read(findCompany(ctx, s.pool, id))
 }
 
+// ListCompanies implements webhooks.Store.
+func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
+	q := listQuery{table: "companies", cols: `id, account_id, nif, name, created`}
+	q.whereID("account_id", accountID)
+	return read(list(ctx, s.pool, q, p, func(r scanner) (*webhooks.Company, error) {
+		var c webhooks.Company
+		var created pgtype.Timestamptz
+		if err := r.Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created); err != nil {
+			return nil, err
+		}
+		c.Created = fromTS(created)
+		return &c, nil
+	}))
+}
+
 func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
 	if !webhooks.ValidID(id) {
 		return nil, notFound("company")

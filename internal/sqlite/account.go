@@ -115,15 +115,27 @@ func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, 
 }
 
 func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
-	var c webhooks.Company
-	var created sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT id, account_id, nif, name, created FROM companies WHERE id = ?`, id).
-		Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created)
+	c, err := scanCompany(q.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("company")
-	} else if err != nil {
+	}
+	return c, err
+}
+
+const companyCols = `id, account_id, nif, name, created`
+
+func scanCompany(r scanner) (*webhooks.Company, error) {
+	var c webhooks.Company
+	var created sql.NullInt64
+	if err := r.Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created); err != nil {
 		return nil, err
 	}
 	c.Created = fromMS(created)
 	return &c, nil
+}
+
+// ListCompanies implements webhooks.Store.
+func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
+	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
+	return list(ctx, s.read, q, p, scanCompany)
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,44 @@ func testCompanies(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			_, err := s.FindCompany(t.Context(), webhooks.NewID())
 			checkCode(t, "FindCompany", err, webhooks.ENOTFOUND)
+		})
+	})
+
+	group(t, "ListCompanies", func(t *testing.T) {
+		t.Run("OK", func(t *testing.T) {
+			s := setup(t, open)
+			a, b := MustCreateAccount(t, s, ""), MustCreateAccount(t, s, "")
+			var mine []*webhooks.Company
+			for i := range 5 {
+				c := &webhooks.Company{ID: webhooks.NewID(), AccountID: a.ID, NIF: NewNIF(), Name: "Company", Created: at(time.Duration(i) * time.Second)}
+				if err := s.CreateCompany(t.Context(), c); err != nil {
+					t.Fatal(err)
+				}
+				mine = append(mine, c)
+			}
+			MustCreateCompany(t, s, b.ID)
+			var got []string
+			p := webhooks.Page{Limit: 2}
+			for {
+				l, err := s.ListCompanies(t.Context(), a.ID, p)
+				if err != nil {
+					t.Fatalf("ListCompanies: %v", err)
+				}
+				for _, c := range l.Data {
+					got = append(got, c.ID)
+				}
+				if !l.HasMore {
+					break
+				}
+				p.StartingAfter = l.Data[len(l.Data)-1].ID
+			}
+			var want []string
+			for i := len(mine) - 1; i >= 0; i-- {
+				want = append(want, mine[i].ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("ListCompanies: got %v, want %v (newest first, only the account's)", got, want)
+			}
 		})
 	})
 }

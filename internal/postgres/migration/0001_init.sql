@@ -25,7 +25,7 @@ CREATE TABLE companies (
   name       text NOT NULL,
   created    timestamptz NOT NULL
 );
-CREATE INDEX companies_account ON companies (account_id);
+CREATE INDEX companies_account ON companies (account_id, created, id);
 
 -- An endpoint belongs to a company (company_id) or an account (account_id).
 -- Deleted endpoints stay, with deleted set, so that their deliveries keep

@@ -22,7 +22,7 @@ CREATE TABLE companies (
   name       TEXT NOT NULL,
   created    INTEGER NOT NULL
 );
-CREATE INDEX companies_account ON companies (account_id);
+CREATE INDEX companies_account ON companies (account_id, created, id);
 
 -- An endpoint belongs to a company (company_id) or an account (account_id).
 -- Deleted endpoints stay, with deleted set, so that their deliveries keep
@@ -63,9 +63,13 @@ CREATE TABLE events (
   object         TEXT NOT NULL, -- data.object, compact JSON
   created        INTEGER NOT NULL
 );
--- The event logs list newest first; test events are never listed.
+-- The event logs list newest first; test events are never listed. A list
+-- filtered by type has its own index: walking the unfiltered one for a rare
+-- type would read the whole log.
 CREATE INDEX events_company ON events (company_id, created, id) WHERE test = 0;
 CREATE INDEX events_account ON events (account_id, created, id) WHERE test = 0;
+CREATE INDEX events_company_type ON events (company_id, type, created, id) WHERE test = 0;
+CREATE INDEX events_account_type ON events (account_id, type, created, id) WHERE test = 0;
 CREATE INDEX events_created ON events (created);
 
 CREATE TABLE idempotency_keys (
@@ -106,10 +110,15 @@ CREATE TABLE deliveries (
 );
 -- At most one original delivery per endpoint and event; replays are extra.
 CREATE UNIQUE INDEX deliveries_original ON deliveries (endpoint_id, event_id) WHERE replay_of IS NULL;
+-- An endpoint's deliveries newest first, also by status (a rare status
+-- would otherwise mean reading them all).
 CREATE INDEX deliveries_endpoint ON deliveries (endpoint_id, created, id);
+CREATE INDEX deliveries_endpoint_status ON deliveries (endpoint_id, status, created, id);
 -- For the foreign key, when the purge deletes originals.
 CREATE INDEX deliveries_replay_of ON deliveries (replay_of);
-CREATE INDEX deliveries_event ON deliveries (event_id);
+-- An event's deliveries, per endpoint in list order (the history's
+-- event_id filter, recover's "no newer delivery of the event").
+CREATE INDEX deliveries_event ON deliveries (event_id, endpoint_id, created, id);
 -- The queue: due deliveries in order, with what a claim filters on.
 CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id, endpoint_id, lease_expires) WHERE status = 'pending' AND parked = 0;
 -- Parked deliveries per endpoint, in the order they come back.
