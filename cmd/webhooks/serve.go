@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -38,8 +39,9 @@ type ServeCommand struct {
 // WEBHOOKS_* variable.
 type serveFlags struct {
 	addr, database, dataDir, adminKey, retrySchedule, allowNetworks, logLevel, logFormat string
+	publicURL                                                                            string
 	retryJitter                                                                          float64
-	attemptTimeout, retention, pollInterval, shutdownGrace                               time.Duration
+	attemptTimeout, retention, pollInterval, shutdownGrace, lease                        time.Duration
 	allowHTTP                                                                            bool
 	concurrency, perEndpoint                                                             int
 }
@@ -136,9 +138,13 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
 	fs.StringVar(&f.addr, "addr", env("ADDR", ":8080"), "address to listen on (WEBHOOKS_ADDR)")
+	fs.StringVar(&f.publicURL, "public-url", env("PUBLIC_URL", "http://localhost:8080"), "base URL of the links the service gives out, such as portal sessions (WEBHOOKS_PUBLIC_URL)")
 	fs.StringVar(&f.dataDir, "data", env("DATA", "data"), "data folder: the SQLite file and the generated admin key (WEBHOOKS_DATA)")
-	fs.StringVar(&f.database, "database", env("DATABASE", ""), "SQLite file path or sqlite: URL, or postgres:// URL; default <data>/webhooks.db (WEBHOOKS_DATABASE)")
-	fs.StringVar(&f.adminKey, "admin-key", env("ADMIN_KEY", ""), "the platform's admin key; default: generated at first start into <data>/admin.key (WEBHOOKS_ADMIN_KEY)")
+	// The database URL (it may hold a password) and the admin key are not
+	// flag defaults, which -h and a bad flag print: the environment fills
+	// them after parsing.
+	fs.StringVar(&f.database, "database", "", "SQLite file path or sqlite: URL, or postgres:// URL; default <data>/webhooks.db (WEBHOOKS_DATABASE)")
+	fs.StringVar(&f.adminKey, "admin-key", "", "the platform's admin key; default: generated at first start into <data>/admin.key (WEBHOOKS_ADMIN_KEY)")
 	fs.StringVar(&f.retrySchedule, "retry-schedule", env("RETRY_SCHEDULE", "1m,5m,30m,2h,12h,24h,72h"), "waits after each failed attempt (WEBHOOKS_RETRY_SCHEDULE)")
 	fs.Float64Var(&f.retryJitter, "retry-jitter", floatEnv("RETRY_JITTER", webhooks.DefaultRetryJitter), "fraction each wait varies either way (WEBHOOKS_RETRY_JITTER)")
 	fs.DurationVar(&f.attemptTimeout, "attempt-timeout", durationEnv("ATTEMPT_TIMEOUT", 10*time.Second), "time an endpoint has to answer (WEBHOOKS_ATTEMPT_TIMEOUT)")
@@ -147,6 +153,7 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.DurationVar(&f.retention, "retention", durationEnv("RETENTION", 2160*time.Hour), "how long events, deliveries and attempts are kept (WEBHOOKS_RETENTION)")
 	fs.IntVar(&f.concurrency, "concurrency", intEnv("CONCURRENCY", 256), "attempts in flight in this process (WEBHOOKS_CONCURRENCY)")
 	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", 32), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
+	fs.DurationVar(&f.lease, "lease", durationEnv("LEASE", 0), "how long a claim lasts before another process may take the delivery over; default attempt timeout + 30s (WEBHOOKS_LEASE)")
 	fs.DurationVar(&f.pollInterval, "poll-interval", durationEnv("POLL_INTERVAL", time.Second), "safety-net poll for due deliveries (WEBHOOKS_POLL_INTERVAL)")
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", durationEnv("SHUTDOWN_GRACE", 0), "time in-flight attempts get to finish at shutdown; default attempt timeout + 1s (WEBHOOKS_SHUTDOWN_GRACE)")
 	fs.StringVar(&f.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (WEBHOOKS_LOG_LEVEL)")
@@ -157,6 +164,8 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	f.database = cmp.Or(f.database, env("DATABASE", ""))
+	f.adminKey = cmp.Or(f.adminKey, env("ADMIN_KEY", ""))
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
 	}
@@ -169,9 +178,12 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		Database:       f.database,
 		AttemptTimeout: f.attemptTimeout,
 		AllowHTTP:      f.allowHTTP,
+		PublicURL:      f.publicURL,
 		Concurrency:    f.concurrency,
 		PerEndpoint:    f.perEndpoint,
 		PollInterval:   f.pollInterval,
+		Retention:      f.retention,
+		Lease:          f.lease,
 		ShutdownGrace:  f.shutdownGrace,
 		Logger:         logger,
 	}
@@ -188,6 +200,9 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 	}
 	if f.attemptTimeout <= 0 {
 		return cfg, errors.New("attempt timeout must be positive")
+	}
+	if f.retention < 24*time.Hour {
+		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is 2160h, 90 days)", f.retention)
 	}
 	if f.concurrency < 1 || f.perEndpoint < 1 {
 		return cfg, errors.New("concurrency and endpoint concurrency must be at least 1")

@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/portal"
 )
 
 // MaxBodyBytes bounds every request body; a larger one answers 413.
@@ -36,9 +38,15 @@ type Server struct {
 	Logger    *slog.Logger
 	// Extra routes (health, metrics, portal) mounted beside the API.
 	Extra map[string]http.Handler
+	// Portal issues the links of POST /v1/accounts/{account}/portal_sessions;
+	// PublicURL is the base of those links.
+	Portal    *portal.Sessions
+	PublicURL string
 	// Observe, if set, is called after each request with its route pattern,
 	// status and duration (for metrics).
 	Observe func(pattern string, status int, d time.Duration)
+	// Registered, if set, is called for each event registered.
+	Registered func()
 
 	adminHash [32]byte
 }
@@ -64,13 +72,36 @@ func (s *Server) Handler() http.Handler {
 		s.registerDeliveryRoutes(mux, parent)
 	}
 	s.registerHealthRoutes(mux)
+	s.registerDocRoutes(mux)
+	s.registerPortalRoutes(mux)
 	for pattern, h := range s.Extra {
 		mux.Handle(pattern, h)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// This catch-all matches every method, so the mux never answers
+		// 405 by itself: a path served with other methods is told here.
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			s.error(w, r, webhooks.Errorf(webhooks.EMETHOD, "%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
 		s.error(w, r, webhooks.Errorf(webhooks.ENOTFOUND, "No route %s %s.", r.Method, r.URL.Path))
 	})
 	return s.middleware(mux)
+}
+
+// allowedMethods returns the methods mux serves r's path with through a
+// route of its own (not the catch-all).
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // handle registers an API route: the handler gets the caller, and any

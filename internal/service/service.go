@@ -4,12 +4,15 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +20,9 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/httpapi"
+	"github.com/factuarea/webhooks/internal/metrics"
 	"github.com/factuarea/webhooks/internal/netguard"
+	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/postgres"
 	"github.com/factuarea/webhooks/internal/sqlite"
 )
@@ -38,12 +43,24 @@ type Config struct {
 	AllowNetworks []netip.Prefix
 	// AllowHTTP lets live-mode endpoints use plain http.
 	AllowHTTP bool
+	// PublicURL is the base of the links the service gives out (portal
+	// sessions). Defaults to http://localhost:8080.
+	PublicURL string
 	// Concurrency caps attempts in flight in this process; PerEndpoint caps
 	// them per endpoint across every process.
 	Concurrency int
 	PerEndpoint int
 	// PollInterval is the delivery engine's safety-net poll.
 	PollInterval time.Duration
+	// Lease is how long a claim lasts before another process may take the
+	// delivery over; it must exceed AttemptTimeout. Defaults to
+	// AttemptTimeout plus 30 s.
+	Lease time.Duration
+	// Retention is how long events, deliveries and attempts are kept.
+	// Defaults to 90 days.
+	Retention time.Duration
+	// PurgeInterval is how often the purge runs. Defaults to 10 minutes.
+	PurgeInterval time.Duration
 	// ShutdownGrace is how long in-flight attempts may take to finish on
 	// shutdown before they are handed back.
 	ShutdownGrace time.Duration
@@ -63,6 +80,7 @@ type Service struct {
 	Engine  *delivery.Engine
 	Handler http.Handler
 	Guard   *netguard.Guard
+	Metrics *metrics.Metrics
 
 	cfg Config
 }
@@ -84,6 +102,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if err := cfg.Policy.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Lease != 0 && cfg.Lease <= cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout) {
+		return nil, fmt.Errorf("lease %s must exceed the attempt timeout", cfg.Lease)
+	}
 	store, err := openStore(ctx, cfg.Database, cfg.Logger)
 	if err != nil {
 		return nil, err
@@ -93,7 +114,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		opts = append(opts, netguard.WithLookupNetIP(cfg.Lookup))
 	}
 	guard := netguard.New(cfg.AllowNetworks, opts...)
-	s := &Service{Store: store, Guard: guard, cfg: cfg}
+	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
+	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
+	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cfg: cfg}
 	s.Engine = delivery.New(delivery.Config{
 		Store:          store,
 		Client:         delivery.NewClient(guard.Transport()),
@@ -102,13 +125,29 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Concurrency:    cfg.Concurrency,
 		PerEndpoint:    cfg.PerEndpoint,
 		PollInterval:   cfg.PollInterval,
+		Lease:          cfg.Lease,
 		ShutdownGrace:  cfg.ShutdownGrace,
 		IsRefused:      func(err error) bool { return errors.Is(err, netguard.ErrAddressNotAllowed) },
 		Now:            cfg.Now,
 		Random:         cfg.Random,
 		Logger:         cfg.Logger,
+		Metrics:        s.Metrics,
 		Recorded:       cfg.Recorded,
 	})
+	cfg.PublicURL = cmp.Or(cfg.PublicURL, "http://localhost:8080")
+	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		store.Close()
+		return nil, fmt.Errorf("public URL %q must be an http or https URL, such as https://hooks.example.com", cfg.PublicURL)
+	}
+	sessions := portal.NewSessions(cfg.AdminKey)
+	portalHandler, err := portal.New(portal.Config{
+		Store: store, Sessions: sessions, URLs: guard, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL,
+		Wake: s.Engine.Wake, Now: cfg.Now, Logger: cfg.Logger,
+	})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	api := &httpapi.Server{
 		Store:     store,
 		Wake:      s.Engine.Wake,
@@ -117,6 +156,14 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		AllowHTTP: cfg.AllowHTTP,
 		Now:       cfg.Now,
 		Logger:    cfg.Logger,
+		Portal:    sessions,
+		PublicURL: cfg.PublicURL,
+		Extra: map[string]http.Handler{
+			"/portal/":     portalHandler,
+			"GET /metrics": s.Metrics.Handler(),
+		},
+		Observe:    s.Metrics.ObserveRequest,
+		Registered: s.Metrics.EventRegistered,
 	}
 	s.Handler = api.Handler()
 	return s, nil
@@ -168,6 +215,11 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 			pg.Listen(ctx, postgres.NotifyChannel, s.Engine.Wake)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.purge(ctx)
+	}()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error

@@ -1,0 +1,113 @@
+package portal
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// deliveriesPageSize is how many deliveries the endpoint page lists.
+const deliveriesPageSize = 25
+
+// DeliveriesPage is /portal/endpoints/{id}: an endpoint, its deliveries
+// newest first, and its actions.
+type DeliveriesPage struct {
+	Base
+	Endpoint EndpointView
+	Status   string // the filter
+	Filters  []Option
+	Rows     []DeliveryRow
+	// OlderLink continues the list; NewestLink returns to its start.
+	OlderLink, NewestLink string
+	// RecoverSince is the default start of Recover (24 hours ago), in the
+	// form a datetime-local input takes, in UTC.
+	RecoverSince string
+	Overlaps     []Option
+}
+
+var deliveryFilters = []Option{
+	{Value: "", Label: "All states"},
+	{Value: webhooks.DeliveryPending, Label: "Pending"},
+	{Value: webhooks.DeliveryDelivered, Label: "Delivered to endpoint"},
+	{Value: webhooks.DeliveryFailed, Label: "Failed"},
+	{Value: webhooks.DeliveryFailedPermanently, Label: "Failed permanently"},
+}
+
+// overlapOptions are the choices of how long an old secret keeps signing
+// after a rotation.
+var overlapOptions = []struct {
+	value string
+	d     time.Duration
+	label string
+}{
+	{"0", 0, "Stop the old secret now"},
+	{"3600", time.Hour, "1 hour"},
+	{"86400", 24 * time.Hour, "24 hours (recommended)"},
+	{"259200", 72 * time.Hour, "3 days"},
+	{"604800", 7 * 24 * time.Hour, "7 days (the longest)"},
+}
+
+// handleDeliveries reads the endpoint (and its company) and one page of
+// its deliveries: three store calls.
+func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	ep, co, err := h.endpoint(r.Context(), c, r.PathValue("endpoint"))
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	status := q.Get("status")
+	valid := false
+	for _, f := range deliveryFilters {
+		valid = valid || f.Value == status
+	}
+	if !valid {
+		status = ""
+	}
+	page := webhooks.Page{Limit: deliveriesPageSize}
+	if after := q.Get("starting_after"); after != "" {
+		if !webhooks.ValidID(after) {
+			return notFound()
+		}
+		page.StartingAfter = after
+	}
+	l, err := h.cfg.Store.ListDeliveries(r.Context(), webhooks.DeliveryFilter{EndpointID: ep.ID, Status: status}, page)
+	if webhooks.ErrorCode(err) == webhooks.EINVALID {
+		return notFound() // a cursor that is not an item of this list
+	} else if err != nil {
+		return err
+	}
+	p := &DeliveriesPage{
+		Base:         Base{Title: shortURL(ep.URL), Nav: "endpoints"},
+		Endpoint:     endpointView(ep, co, c.now),
+		Status:       status,
+		RecoverSince: c.now.Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04"),
+	}
+	for _, f := range deliveryFilters {
+		f.Selected = f.Value == status
+		p.Filters = append(p.Filters, f)
+	}
+	for _, o := range overlapOptions {
+		p.Overlaps = append(p.Overlaps, Option{Value: o.value, Label: o.label, Selected: o.d == webhooks.DefaultSecretOverlap})
+	}
+	for _, d := range l.Data {
+		p.Rows = append(p.Rows, deliveryRow(d, ep.Scope, c.now))
+	}
+	base := endpointPath(ep.ID)
+	if l.HasMore && len(l.Data) > 0 {
+		v := url.Values{"starting_after": {l.Data[len(l.Data)-1].ID}}
+		if status != "" {
+			v.Set("status", status)
+		}
+		p.OlderLink = base + "?" + v.Encode()
+	}
+	if page.StartingAfter != "" {
+		p.NewestLink = base
+		if status != "" {
+			p.NewestLink += "?" + url.Values{"status": {status}}.Encode()
+		}
+	}
+	h.render(w, r, c, http.StatusOK, "deliveries", p)
+	return nil
+}

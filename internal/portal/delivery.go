@@ -1,0 +1,188 @@
+package portal
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/delivery"
+)
+
+// DeliveryPage is /portal/endpoints/{id}/deliveries/{delivery}: one
+// delivery with every attempt and what can be done next.
+type DeliveryPage struct {
+	Base
+	Endpoint     EndpointView
+	Delivery     DeliveryRow
+	Relationship string
+	EventCreated TimeView
+	Resend       ResendView
+	Attempts     []AttemptView // newest first
+	Body         string        // the exact bytes every attempt sends
+	ReplayOfLink string
+}
+
+// ResendView is the Retry or Replay button, or why there is none.
+type ResendView struct {
+	Label   string // "Retry" or "Replay"
+	Allowed bool
+	Reason  string // why not, when not allowed
+	Help    string
+}
+
+// AttemptView is one attempt: when, how long, what came back, and the
+// request that was sent.
+type AttemptView struct {
+	Number        int
+	Started       TimeView
+	Duration      string
+	Status        string
+	StatusText    string // "422 Unprocessable Entity", or "No response"
+	StatusClass   string
+	Manual        bool
+	Error         string
+	Response      string
+	ResponseEmpty bool
+	Truncated     bool // the response was longer than the part kept
+	Open          bool // the newest attempt shows its response
+	Headers       []Header
+}
+
+// Header is one request header.
+type Header struct{ Name, Value string }
+
+// handleDelivery reads the endpoint, its company, the delivery with its
+// attempts and its event: four store calls.
+func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	ctx := r.Context()
+	ep, co, d, err := h.delivery(ctx, c, r)
+	if err != nil {
+		return err
+	}
+	ev, err := h.cfg.Store.FindEvent(ctx, d.EventID)
+	if err != nil {
+		return err
+	}
+	p := &DeliveryPage{
+		Base:         Base{Title: d.EventType + " delivery", Nav: "endpoints"},
+		Endpoint:     endpointView(ep, co, c.now),
+		Delivery:     deliveryRow(d, ep.Scope, c.now),
+		Relationship: string(d.Relationship),
+		EventCreated: timeView(ev.Created, c.now),
+		Body:         string(d.Body),
+		Resend:       resendView(ep, d, ev, c),
+	}
+	if d.ReplayOf != "" {
+		p.ReplayOfLink = deliveryPath(ep.ID, d.ReplayOf)
+	}
+	for _, a := range slices.Backward(d.Attempts) {
+		p.Attempts = append(p.Attempts, attemptView(ctx, a, d, ep, c))
+	}
+	if len(p.Attempts) > 0 {
+		p.Attempts[0].Open = true
+	}
+	h.render(w, r, c, http.StatusOK, "delivery", p)
+	return nil
+}
+
+// delivery resolves the path's delivery under its endpoint: a delivery of
+// another endpoint is "not found".
+func (h *Handler) delivery(ctx context.Context, c *reqCtx, r *http.Request) (*webhooks.Endpoint, *webhooks.Company, *webhooks.Delivery, error) {
+	ep, co, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	id := r.PathValue("delivery")
+	if !webhooks.ValidID(id) {
+		return nil, nil, nil, notFound()
+	}
+	d, err := h.cfg.Store.FindDelivery(ctx, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if d.EndpointID != ep.ID {
+		return nil, nil, nil, notFound()
+	}
+	return ep, co, d, nil
+}
+
+// resendView decides the button with the rule the store applies
+// (webhooks.CheckResend), and says why not in words.
+func resendView(ep *webhooks.Endpoint, d *webhooks.Delivery, ev *webhooks.Event, c *reqCtx) ResendView {
+	v := ResendView{Label: resendLabel(ep.Scope), Help: endpointView(ep, nil, c.now).ResendHelp}
+	err := webhooks.CheckResend(webhooks.ResendAction(ep.Scope), ep, d, ev.Created, c.now)
+	if err == nil {
+		v.Allowed = true
+		return v
+	}
+	switch webhooks.ErrorCode(err) {
+	case webhooks.ENOTRESENDABLE:
+		switch d.Status {
+		case webhooks.DeliveryDelivered:
+			v.Reason = "Only failed deliveries can be sent again: this one was delivered to your endpoint."
+		default:
+			v.Reason = "Only failed deliveries can be sent again: this one is still pending, and the schedule will try again."
+		}
+	case webhooks.EOUTSIDEWINDOW:
+		if ep.Scope == webhooks.ScopeAccount {
+			v.Reason = "The event is outside the 30-day window for retries."
+		} else {
+			v.Reason = "The event is outside the 90-day window for replays."
+		}
+	case webhooks.EENDPOINTDISABLED:
+		v.Reason = "The endpoint is disabled: enable it to send deliveries again."
+	default:
+		v.Reason = webhooks.ErrorMessage(err)
+	}
+	return v
+}
+
+// attemptView shows an attempt and the request it sent: delivery.NewRequest
+// builds the headers exactly as the attempt did, signed at its start.
+func attemptView(ctx context.Context, a *webhooks.Attempt, d *webhooks.Delivery, ep *webhooks.Endpoint, c *reqCtx) AttemptView {
+	v := AttemptView{
+		Number: a.Number, Started: timeView(a.StartedAt, c.now), Duration: duration(a.Duration),
+		Status: responseText(a.ResponseStatus), StatusText: statusText(a.ResponseStatus), StatusClass: responseClass(a.ResponseStatus),
+		Manual: a.Manual, Error: a.Error, Response: a.ResponseBody, ResponseEmpty: a.ResponseBody == "",
+		Truncated: len(a.ResponseBody) >= webhooks.MaxResponseKept,
+	}
+	if !utf8.ValidString(v.Response) {
+		v.Response = strings.ToValidUTF8(v.Response, "\uFFFD")
+	}
+	req, err := delivery.NewRequest(ctx, d, ep, a.StartedAt)
+	if err != nil {
+		return v
+	}
+	u, _ := url.Parse(ep.URL)
+	host := ep.URL
+	if u != nil {
+		host = u.Host
+	}
+	v.Headers = append(v.Headers, Header{"Host", host})
+	names := make([]string, 0, len(req.Header))
+	for name := range req.Header {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		v.Headers = append(v.Headers, Header{name, strings.Join(req.Header[name], ", ")})
+	}
+	v.Headers = append(v.Headers, Header{"Content-Length", strconv.Itoa(len(d.Body))})
+	return v
+}
+
+// statusText names a response status: "422 Unprocessable Entity".
+func statusText(status int) string {
+	if status == 0 {
+		return "No response"
+	}
+	if t := http.StatusText(status); t != "" {
+		return strconv.Itoa(status) + " " + t
+	}
+	return strconv.Itoa(status)
+}

@@ -1,0 +1,339 @@
+package portal_test
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/portal"
+	"github.com/factuarea/webhooks/internal/sqlite"
+)
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the portal's screenshots to docs/")
+
+// chromiumPath finds the browser; a missing one fails the test (CI
+// installs it in .ci/run).
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("Chromium is not installed (apt-get install chromium, or set CHROMIUM to its path): the portal's browser tests need it")
+	return ""
+}
+
+// newBrowser starts a headless Chromium with a fresh profile and no
+// background networking.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromiumPath(t)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("font-render-hinting", "none"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("starting Chromium (%s): %v", path, err)
+	}
+	return ctx
+}
+
+// The demo's clock: every page is rendered at this moment.
+var demoNow = time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
+
+// demo is a realistic account: an accounting firm with two client
+// companies, three endpoints and a day of events, one receiver failing
+// since two hours ago.
+type demo struct {
+	store                   webhooks.Store
+	account                 *webhooks.Account
+	panaderia, talleres     *webhooks.Company
+	firm, bakery, workshop  *webhooks.Endpoint
+	oldWorkshop             *webhooks.Endpoint
+	rejected                *webhooks.Delivery // a failed delivery with two attempts
+	attempts, registrations int
+}
+
+// plannedAttempt is one attempt the demo records.
+type plannedAttempt struct {
+	at        time.Time
+	delivery  string
+	status    int
+	body, err string
+	took      time.Duration
+	then      webhooks.Transition
+}
+
+func newDemo(t *testing.T) *demo {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "demo.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := t.Context()
+	d := &demo{store: st}
+	created := demoNow.Add(-40 * 24 * time.Hour)
+	d.account = &webhooks.Account{ID: webhooks.NewID(), Name: "Gestoría Ribera", Created: created}
+	must(t, st.CreateAccount(ctx, d.account))
+	d.panaderia = &webhooks.Company{ID: webhooks.NewID(), AccountID: d.account.ID, NIF: "B12345674", Name: "Panadería Sol SL", Created: created}
+	d.talleres = &webhooks.Company{ID: webhooks.NewID(), AccountID: d.account.ID, NIF: "A58818501", Name: "Talleres Norte SA", Created: created}
+	must(t, st.CreateCompany(ctx, d.panaderia))
+	must(t, st.CreateCompany(ctx, d.talleres))
+	endpoint := func(e *webhooks.Endpoint) *webhooks.Endpoint {
+		e.ID, e.Livemode, e.Created, e.Updated = webhooks.NewID(), true, created, created
+		e.Secret = "whsec_" + fmt.Sprintf("%043d", len(e.URL))
+		must(t, e.Validate())
+		must(t, st.CreateEndpoint(ctx, e, &webhooks.AuditEntry{Actor: webhooks.Actor{Type: webhooks.ActorAdmin}}))
+		return e
+	}
+	d.firm = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeAccount, AccountID: d.account.ID,
+		URL: "https://hooks.gestoriaribera.es/factuarea", EnabledEvents: []string{"*"}, Description: "Accounting sync for every client"})
+	d.bakery = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeCompany, CompanyID: d.panaderia.ID,
+		URL: "https://erp.panaderiasol.es/webhooks/factuarea", EnabledEvents: []string{"invoice.*"}, Description: "ERP: invoices"})
+	d.workshop = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeCompany, CompanyID: d.talleres.ID,
+		URL: "https://api.talleresnorte.com/hooks/invoices", EnabledEvents: []string{"invoice.sent", "invoice.paid"}, Description: "Billing service"})
+	d.oldWorkshop = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeCompany, CompanyID: d.talleres.ID,
+		URL: "https://old.talleresnorte.com/webhook", EnabledEvents: []string{"invoice.voided"}, Description: "Old billing service", Status: webhooks.EndpointDisabled})
+
+	// A day of events, every 20 minutes, alternating the companies.
+	rng := rand.New(rand.NewPCG(1, 2))
+	types := []string{"invoice.created", "invoice.sent", "invoice.paid"}
+	var plan []plannedAttempt
+	ok := func(at time.Time, id string) plannedAttempt {
+		return plannedAttempt{at: at, delivery: id, status: 200, body: `{"received":true}`,
+			took: time.Duration(60+rng.IntN(240)) * time.Millisecond, then: webhooks.Transition{Status: webhooks.DeliveryDelivered}}
+	}
+	policy := webhooks.RetryPolicy{Waits: webhooks.DefaultRetryWaits}
+	const unavailable = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+	outage := demoNow.Add(-3*time.Hour - 30*time.Minute)
+	for i := range 72 {
+		at := demoNow.Add(-24*time.Hour + time.Duration(i)*20*time.Minute + 90*time.Second)
+		company := d.panaderia
+		if i%2 == 1 {
+			company = d.talleres
+		}
+		typ := types[(i/2)%3]
+		series := "PS"
+		if company == d.talleres {
+			series = "TN"
+		}
+		number := fmt.Sprintf("%s-2026-%04d", series, 880+i/6)
+		total := fmt.Sprintf("%d.%02d", 120+rng.IntN(4000), rng.IntN(100))
+		if i == 45 {
+			total = "1342.10"
+		}
+		ev := &webhooks.Event{
+			ID: webhooks.NewID(), Type: typ, APIVersion: webhooks.LatestAPIVersion, Created: at, Livemode: true,
+			CompanyID:     company.ID,
+			CorrelationID: fmt.Sprintf("op_%06d", 4100+i/6),
+			Object: json.RawMessage(fmt.Sprintf(`{"object":"invoice","id":"inv_%s_%04d","number":"%s","customer":{"name":"%s"},"total":"%s","currency":"EUR"}`,
+				series, 880+i/6, number, []string{"Hostal La Plaza", "Cafetería Central", "Frutas Ortiz SL", "Transportes Vega"}[(i/6)%4], total)),
+		}
+		must(t, ev.Validate())
+		_, ds, _, err := st.RegisterEvent(ctx, ev, nil)
+		must(t, err)
+		d.registrations++
+		for _, dl := range ds {
+			switch {
+			case dl.EndpointID == d.workshop.ID && at.After(outage):
+				// The outage: 503 on the schedule until now.
+				next, n := at, 0
+				for !next.After(demoNow) {
+					n++
+					wait, _ := policy.Wait(n, 0.5)
+					p := plannedAttempt{at: next, delivery: dl.ID, status: 503, body: unavailable,
+						took: time.Duration(20+rng.IntN(30)) * time.Millisecond}
+					next = next.Add(wait)
+					p.then = webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: next}
+					plan = append(plan, p)
+				}
+			case dl.EndpointID == d.workshop.ID && i == 45:
+				// A 500, then a 422: the receiver refused the invoice.
+				plan = append(plan,
+					plannedAttempt{at: at, delivery: dl.ID, status: 500, body: `{"error":"internal","message":"deadlock detected, try again"}`,
+						took: 1240 * time.Millisecond, then: webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: at.Add(time.Minute)}},
+					plannedAttempt{at: at.Add(time.Minute), delivery: dl.ID, status: 422,
+						body: `{"error":"invoice_total_mismatch","message":"Invoice TN-2026-0887: total 1342.10 EUR does not match the sum of its lines (1324.10 EUR)."}`,
+						took: 184 * time.Millisecond, then: webhooks.Transition{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonNonRetryableStatus}})
+				d.rejected = dl
+			case dl.EndpointID == d.firm.ID && i == 30:
+				plan = append(plan,
+					plannedAttempt{at: at, delivery: dl.ID, err: "timeout: no complete answer within the attempt timeout",
+						took: 10 * time.Second, then: webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: at.Add(time.Minute)}},
+					ok(at.Add(time.Minute), dl.ID))
+			case dl.EndpointID == d.bakery.ID && i == 20:
+				plan = append(plan, plannedAttempt{at: at, delivery: dl.ID, status: 404, body: "404 page not found\n",
+					took: 35 * time.Millisecond, then: webhooks.Transition{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonNonRetryableStatus}})
+			default:
+				plan = append(plan, ok(at.Add(time.Duration(rng.IntN(900))*time.Millisecond), dl.ID))
+			}
+		}
+	}
+	// Record the attempts in time order, each on its own claim.
+	slices.SortStableFunc(plan, func(a, b plannedAttempt) int { return a.at.Compare(b.at) })
+	for _, p := range plan {
+		token := webhooks.NewID()
+		claims, err := st.ClaimDeliveries(ctx, webhooks.ClaimRequest{Now: p.at, Limit: 1000, Token: token, LeaseUntil: p.at.Add(time.Minute)})
+		must(t, err)
+		var mine *webhooks.Claim
+		var others []string
+		for _, c := range claims {
+			if c.Delivery.ID == p.delivery {
+				mine = c
+			} else {
+				others = append(others, c.Delivery.ID)
+			}
+		}
+		if mine == nil {
+			t.Fatalf("delivery %s not due at %s", p.delivery, p.at)
+		}
+		if len(others) > 0 {
+			must(t, st.ReleaseClaims(ctx, token, others))
+		}
+		must(t, st.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: token, Transition: p.then, Attempt: &webhooks.Attempt{
+			DeliveryID: p.delivery, Number: mine.Delivery.AttemptCount + 1, StartedAt: p.at, Duration: p.took,
+			ResponseStatus: p.status, ResponseBody: p.body, Error: p.err,
+		}}}))
+		d.attempts++
+	}
+	return d
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScreenshots renders the main pages of a realistic account in
+// Chromium, at desktop width and at 320 px, checks that nothing is wider
+// than the screen, and with -update-screenshots writes them to docs/.
+func TestScreenshots(t *testing.T) {
+	d := newDemo(t)
+	sessions := portal.NewSessions("demo-admin-key")
+	h, err := portal.New(portal.Config{Store: d.store, Sessions: sessions, Now: func() time.Time { return demoNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	token, _ := sessions.Issue(d.account.ID, demoNow)
+
+	ctx := newBrowser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/portal/sessions/"+token)); err != nil {
+		t.Fatal(err)
+	}
+	openAttempt := chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('.attempt:first-child details').forEach(d => d.open = true)`)
+	// A height of 0 takes the whole page; another takes that much of its
+	// top.
+	shots := []struct {
+		file          string
+		path          string
+		width, height int64
+		before        []chromedp.Action[chromedp.Void]
+	}{
+		{"portal-endpoints.png", "/portal/", 1280, 0, nil},
+		{"portal-deliveries.png", "/portal/endpoints/" + d.workshop.ID, 1280, 1180, nil},
+		{"portal-delivery.png", "/portal/endpoints/" + d.workshop.ID + "/deliveries/" + d.rejected.ID, 1280, 0, []chromedp.Action[chromedp.Void]{openAttempt}},
+		{"portal-events.png", "/portal/events", 1280, 1100, nil},
+		{"portal-rotated.png", "/portal/endpoints/" + d.bakery.ID, 1280, 760, []chromedp.Action[chromedp.Void]{
+			chromedp.SetValue(chromedp.ID("expires_in"), "259200"),
+			chromedp.Click(chromedp.CSS(`form[action$="/rotate"] button`)),
+			chromedp.WaitVisible(chromedp.ID("secret")),
+		}},
+		{"portal-new-endpoint.png", "/portal/endpoints/new", 1280, 0, nil},
+		{"portal-endpoints-320.png", "/portal/", 320, 1100, nil},
+		{"portal-deliveries-320.png", "/portal/endpoints/" + d.workshop.ID, 320, 1400, nil},
+	}
+	for _, s := range shots {
+		scale := 1.0
+		if s.width < 600 {
+			scale = 2 // a phone's pixel density
+		}
+		steps := append([]chromedp.Action[chromedp.Void]{
+			chromedp.EmulateViewport(s.width, cmp.Or(s.height, 900), chromedp.EmulateScale(scale)),
+			chromedp.Navigate(srv.URL + s.path),
+		}, s.before...)
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", s.path, err)
+		}
+		overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if overflow > 0 {
+			t.Errorf("%s at %d px: the page is %d px wider than the screen", s.path, s.width, overflow)
+		}
+		if !*updateScreenshots {
+			continue
+		}
+		shot := chromedp.FullScreenshot(100)
+		if s.height > 0 {
+			shot = chromedp.CaptureScreenshot() // PNG, the viewport only
+		}
+		png, err := chromedp.Run(ctx, shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join("..", "..", "docs", s.file)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", out)
+	}
+	// Every narrow page, including the forms, fits 320 px.
+	for _, path := range []string{
+		"/portal/endpoints/" + d.workshop.ID, "/portal/events", "/portal/endpoints/new",
+		"/portal/endpoints/" + d.firm.ID + "/edit", "/portal/endpoints/" + d.bakery.ID + "/delete",
+	} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 640, chromedp.EmulateScale(2)), chromedp.Navigate(srv.URL+path)); err != nil {
+			t.Fatal(err)
+		}
+		overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if overflow > 0 {
+			t.Errorf("%s at 320 px: the page is %d px wider than the screen", path, overflow)
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package portal
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// Bounds of the 24-hour figures: one ListDeliveries walk per endpoint,
+// newest first, stopping at the first delivery older than 24 hours or
+// after statsMaxPages pages.
+const (
+	statsWindow   = 24 * time.Hour
+	statsBuckets  = 24
+	statsPageSize = 100
+	statsMaxPages = 5
+)
+
+// Stats are an endpoint's deliveries of the last 24 hours by outcome.
+type Stats struct {
+	Delivered, Failed, Pending int
+	// Capped: the walk stopped at its bound before reaching 24 hours ago;
+	// the figures are those of the newest deliveries.
+	Capped bool
+	Chart  Chart
+}
+
+// Total is how many deliveries the figures count.
+func (s Stats) Total() int { return s.Delivered + s.Failed + s.Pending }
+
+// Rate is the share of finished deliveries that reached the endpoint, or
+// a dash when none finished.
+func (s Stats) Rate() string {
+	done := s.Delivered + s.Failed
+	if done == 0 {
+		return "—"
+	}
+	pct := float64(s.Delivered) * 100 / float64(done)
+	if pct > 99.9 && s.Failed > 0 {
+		return "99.9%"
+	}
+	if pct == float64(int(pct)) {
+		return fmt.Sprintf("%d%%", int(pct))
+	}
+	return fmt.Sprintf("%.1f%%", pct)
+}
+
+// Summary says the figures in words (the chart's text alternative).
+func (s Stats) Summary() string {
+	more := ""
+	if s.Capped {
+		more = " (the newest " + fmt.Sprint(s.Total()) + ")"
+	}
+	return fmt.Sprintf("Last 24 hours%s: %d delivered to the endpoint, %d failed, %d pending.", more, s.Delivered, s.Failed, s.Pending)
+}
+
+// Chart is an inline SVG bar chart: one stacked bar per hour, oldest on
+// the left.
+type Chart struct {
+	Width, Height int
+	Bars          []Bar
+}
+
+// Bar is one hour's stacked segments.
+type Bar struct {
+	X, W     int
+	Segments []Segment
+	Title    string // "14:00–15:00 UTC: 3 delivered, 1 failed"
+}
+
+// Segment is one outcome's part of a bar.
+type Segment struct {
+	Y, H  float64
+	Class string // "delivered", "failed", "pending" or "empty"
+}
+
+// endpointStats walks the endpoint's deliveries of the last 24 hours.
+func (h *Handler) endpointStats(ctx context.Context, endpointID string, now time.Time) (Stats, error) {
+	since := now.Add(-statsWindow)
+	var counts [statsBuckets][3]int // delivered, failed, pending
+	var s Stats
+	p := webhooks.Page{Limit: statsPageSize}
+walk:
+	for i := 0; ; i++ {
+		if i == statsMaxPages {
+			s.Capped = true
+			break
+		}
+		l, err := h.cfg.Store.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: endpointID}, p)
+		if err != nil {
+			return s, err
+		}
+		for _, d := range l.Data {
+			if d.Created.Before(since) {
+				break walk
+			}
+			b := int(d.Created.Sub(since) / time.Hour)
+			b = min(max(b, 0), statsBuckets-1)
+			switch d.Status {
+			case webhooks.DeliveryDelivered:
+				counts[b][0]++
+				s.Delivered++
+			case webhooks.DeliveryPending:
+				counts[b][2]++
+				s.Pending++
+			default:
+				counts[b][1]++
+				s.Failed++
+			}
+		}
+		if !l.HasMore || len(l.Data) == 0 {
+			break
+		}
+		p.StartingAfter = l.Data[len(l.Data)-1].ID
+	}
+	s.Chart = chart(counts[:], since)
+	return s, nil
+}
+
+// chart draws the buckets as stacked bars, scaled to the busiest hour.
+func chart(counts [][3]int, since time.Time) Chart {
+	const barW, gap, height = 8, 2, 40
+	c := Chart{Width: len(counts)*(barW+gap) - gap, Height: height}
+	peak := 1
+	for _, n := range counts {
+		peak = max(peak, n[0]+n[1]+n[2])
+	}
+	for i, n := range counts {
+		from := since.Add(time.Duration(i) * time.Hour).UTC()
+		bar := Bar{X: i * (barW + gap), W: barW,
+			Title: fmt.Sprintf("%s–%s UTC: %d delivered, %d failed, %d pending",
+				from.Format("15:04"), from.Add(time.Hour).Format("15:04"), n[0], n[1], n[2])}
+		y := float64(height)
+		if n[0]+n[1]+n[2] == 0 {
+			bar.Segments = append(bar.Segments, Segment{Y: height - 1, H: 1, Class: "empty"})
+		}
+		for k, class := range []string{"delivered", "pending", "failed"} {
+			v := n[[]int{0, 2, 1}[k]]
+			if v == 0 {
+				continue
+			}
+			hgt := max(float64(v)*float64(height)/float64(peak), 2)
+			y -= hgt
+			bar.Segments = append(bar.Segments, Segment{Y: max(y, 0), H: hgt, Class: class})
+		}
+		c.Bars = append(c.Bars, bar)
+	}
+	return c
+}
