@@ -136,11 +136,14 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance
 	}
-	skew := now.Unix() - h.Timestamp
-	if skew < 0 {
-		skew = -skew
+	// The distance is computed in whole seconds, as an unsigned difference:
+	// a timestamp centuries away would overflow a time.Duration and could
+	// wrap into the tolerance.
+	t, n := h.Timestamp, now.Unix()
+	if t < n {
+		t, n = n, t
 	}
-	if time.Duration(skew)*time.Second > tolerance {
+	if uint64(t)-uint64(n) > uint64(tolerance/time.Second) {
 		return ErrTimestampOutOfTolerance
 	}
 	// Every pair is compared, matching or not, so the time taken does not

@@ -181,23 +181,23 @@ func (s *Server) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, p 
 	u := &webhooks.EndpointUpdate{URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Description: in.Description, Status: in.Status}
 	// Validate on a copy first, so that a bad URL is refused before the
-	// guard resolves it, and the guard sees the final URL.
+	// guard resolves it, and the guard sees the final URL. A refused change
+	// is audited (a URL pointed at an internal address is worth knowing of).
 	check := *ep
 	if err := u.Apply(&check); err != nil {
-		return err
+		return s.refuse(r, p, o, webhooks.AuditEndpointUpdated, webhooks.TargetEndpoint, ep.ID, err)
 	}
 	if in.URL != nil {
 		if err := s.checkURL(r, &check); err != nil {
-			return err
+			return s.refuse(r, p, o, webhooks.AuditEndpointUpdated, webhooks.TargetEndpoint, ep.ID, err)
 		}
 		u.URL = &check.URL
 	}
 	now := s.Now()
 	updated, err := s.Store.UpdateEndpoint(r.Context(), ep.ID, u, now, p.audit())
 	if err != nil {
-		return err
+		return s.refuse(r, p, o, webhooks.AuditEndpointUpdated, webhooks.TargetEndpoint, ep.ID, err)
 	}
-	_ = o
 	writeJSON(w, http.StatusOK, endpointObject(updated, now))
 	return nil
 }

@@ -59,7 +59,9 @@ func decodeBytes(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	if err == nil && dec.More() {
+	// Anything but white space after the object is trailing data. (Decoder.More
+	// would let a stray '}' or ']' through.)
+	if err == nil && len(bytes.TrimSpace(b[dec.InputOffset():])) > 0 {
 		err = errors.New("trailing data")
 	}
 	if err == nil {
