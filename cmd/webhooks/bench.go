@@ -26,7 +26,8 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	fs.SetOutput(c.Stderr)
 	url := fs.String("url", "", "a running service's base URL (default: run one in-process on a fresh SQLite file per scenario)")
 	adminKey := fs.String("admin-key", os.Getenv("WEBHOOKS_ADMIN_KEY"), "the running service's admin key (WEBHOOKS_ADMIN_KEY)")
-	database := fs.String("database", "", "in-process: a postgres:// URL instead of a fresh SQLite file")
+	database := fs.String("database", "", "a postgres:// URL instead of a fresh SQLite file per scenario")
+	processes := fs.Int("processes", 0, "with -database postgres://…: run this many `webhooks serve` processes on it instead of the in-process service")
 	duration := fs.Duration("duration", 30*time.Second, "how long each scenario registers events")
 	producers := fs.Int("producers", 32, "concurrent producers calling POST /v1/events")
 	endpoints := fs.Int("endpoints", 0, "run one scenario with this many endpoints per event (default: 1 flat out, 1 at half that rate, 10 flat out)")
@@ -41,7 +42,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("bench: -url needs -admin-key (or WEBHOOKS_ADMIN_KEY)")
 	}
 	cfg := bench.Config{
-		URL: *url, AdminKey: *adminKey, Database: *database, SinkHost: *sinkHost,
+		URL: *url, AdminKey: *adminKey, Database: *database, SinkHost: *sinkHost, Processes: *processes,
 		Duration: *duration, Producers: *producers, Out: c.Out,
 	}
 	if *verbose {

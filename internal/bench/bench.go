@@ -47,6 +47,11 @@ type Config struct {
 	URL      string
 	AdminKey string
 	Database string
+	// Processes, if set, runs that many `webhooks serve` processes of
+	// Executable on Database instead of the in-process service; producers
+	// spread their events over them, and the peak RSS is their sum.
+	Processes  int
+	Executable string
 	// SinkHost is the host the service reaches the sink at (127.0.0.1).
 	SinkHost string
 	Duration time.Duration
@@ -155,17 +160,27 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	}
 	defer sink.close()
 
-	base, adminKey := cfg.URL, cfg.AdminKey
-	if base == "" {
+	bases, adminKey := []string{cfg.URL}, cfg.AdminKey
+	var rss func() int64 = peakRSS
+	switch {
+	case cfg.URL != "":
+	case cfg.Processes > 0:
+		c, err := startCluster(ctx, cfg)
+		if err != nil {
+			return res, err
+		}
+		defer c.stop()
+		bases, adminKey, rss = c.urls, c.key, c.peakRSS
+	default:
 		stop, url, key, err := startService(ctx, cfg)
 		if err != nil {
 			return res, err
 		}
 		defer stop()
-		base, adminKey = url, key
+		bases, adminKey = []string{url}, key
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Producers * 2, MaxIdleConns: cfg.Producers * 2}, Timeout: 30 * time.Second}
-	api := &apiClient{base: base, key: adminKey, http: client}
+	api := &apiClient{bases: bases, key: adminKey, http: client}
 	companyID, err := api.setup(sc.Endpoints, sink.url)
 	if err != nil {
 		return res, err
@@ -227,7 +242,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	// service sustained, not what it buffered.
 	res.DeliveriesPerSec = float64(res.Deliveries) / (elapsed + res.Drain).Seconds()
 	res.P50, res.P99, res.Max = sink.percentiles()
-	res.PeakRSS = peakRSS()
+	res.PeakRSS = rss()
 	return res, nil
 }
 
@@ -277,12 +292,15 @@ func startService(ctx context.Context, cfg Config) (stop func(), url, key string
 
 // apiClient makes the bench's API calls.
 type apiClient struct {
-	base, key string
-	http      *http.Client
+	bases []string // spread over, request by request
+	next  atomic.Uint64
+	key   string
+	http  *http.Client
 }
 
 func (c *apiClient) call(method, path string, body []byte, want int) ([]byte, error) {
-	req, err := http.NewRequest(method, c.base+path, bytes.NewReader(body))
+	base := c.bases[c.next.Add(1)%uint64(len(c.bases))]
+	req, err := http.NewRequest(method, base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -422,9 +440,13 @@ func (s *sink) close() {
 	s.srv.Shutdown(ctx)
 }
 
-// peakRSS reads this process's peak resident set size (VmHWM) on Linux.
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+// peakRSS reads this process's peak resident set size.
+func peakRSS() int64 { return vmHWM("self") }
+
+// vmHWM reads a process's peak resident set size (VmHWM) on Linux; 0 when
+// unknown.
+func vmHWM(pid string) int64 {
+	b, err := os.ReadFile("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/pgtest"
 	"github.com/factuarea/webhooks/internal/service"
 )
 
@@ -35,6 +36,12 @@ type testService struct {
 
 // options adjust a test service's configuration.
 type options func(*service.Config)
+
+// withPostgres runs the service on a PostgreSQL schema of the test's own.
+func withPostgres(t *testing.T) options {
+	url := pgtest.SchemaURL(t)
+	return func(c *service.Config) { c.Database = url }
+}
 
 // startService runs the service on a fresh SQLite file (or path, to reopen
 // one) with loopback exempt from the SSRF guard.

@@ -81,6 +81,9 @@ func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, p *pr
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
+		if s.Registered != nil {
+			s.Registered()
+		}
 		for _, d := range deliveries {
 			if d.Status == webhooks.DeliveryPending {
 				s.Wake()

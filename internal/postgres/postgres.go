@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +52,9 @@ const (
 	lockOwner       int32 = 0x77686b04 // second key: hashtext(company or account id)
 	lockPurge       int32 = 0x77686b05 // second key: 0
 )
+
+// DefaultMaxConns is the pool size unless the URL sets pool_max_conns.
+const DefaultMaxConns = 16
 
 // Store is a webhooks.Store on PostgreSQL.
 type Store struct {
@@ -109,8 +113,14 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if o.searchPath != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = o.searchPath
 	}
-	if o.maxConns > 0 {
+	switch {
+	case o.maxConns > 0:
 		cfg.MaxConns = o.maxConns
+	case !strings.Contains(url, "pool_max_conns"):
+		// pgx's default (the larger of 4 and the CPUs) makes API requests
+		// queue for a connection under load: each holds one for a few
+		// round trips while the network, not the CPU, is the wait.
+		cfg.MaxConns = DefaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
