@@ -38,9 +38,11 @@ const (
 // With a per-endpoint cap, a due delivery whose endpoint holds its cap of
 // claims is parked (out of the due index) instead of being read again at
 // every claim: a deep backlog on one endpoint is read once, and cannot keep
-// other endpoints' due deliveries out of a batch. Each claim first brings
-// back as many of an endpoint's parked deliveries as it has free slots
-// (claims recorded, handed back or lapsed). The cap is strict across
+// other endpoints' due deliveries out of a batch. The parked deliveries are
+// the endpoint's queue: each claim first takes, oldest first, as many of an
+// endpoint's parked deliveries as it has free slots (claims recorded,
+// handed back or lapsed), and a new delivery to an endpoint with a queue
+// joins it at once (see queueDeliveries). The cap is strict across
 // processes: before claiming for an endpoint a claimer takes the endpoint's
 // advisory lock and counts its claims again, so claimers of one endpoint
 // take turns, for the few statements that need it.
@@ -54,22 +56,40 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
 		queueRecords(&b, r.Records)
 		held := map[string]int{}
-		if r.Limit > 0 && r.PerEndpoint > 0 {
-			b.Queue(qUnpark, ts(r.Now), r.PerEndpoint)
+		var cands []candidate
+		cap := r.PerEndpoint
+		if cap <= 0 {
+			cap = math.MaxInt32 // no cap: every candidate fits
+		}
+		if r.Limit > 0 {
 			b.Queue(`SELECT endpoint_id, count(*) FROM deliveries WHERE lease_expires > $1 GROUP BY endpoint_id`, ts(r.Now)).
 				Query(func(rows pgx.Rows) error { return collectHeld(rows, held) })
-		} else if r.Limit > 0 {
-			// Without a cap nothing waits for a slot.
-			b.Queue(`UPDATE deliveries d SET parked = false FROM (
-				SELECT id FROM deliveries WHERE status = 'pending' AND parked ORDER BY id FOR UPDATE SKIP LOCKED) p
-				WHERE d.id = p.id`)
+			b.Queue(qParked, ts(r.Now), cap, r.Limit).Query(func(rows pgx.Rows) error {
+				var c candidate
+				_, err := pgx.ForEachRow(rows, []any{&c.id, &c.endpoint, &c.due}, func() error {
+					cands = append(cands, c)
+					return nil
+				})
+				return err
+			})
 		}
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil || r.Limit <= 0 {
 			return err
 		}
-		ids, endpoints, park, err := scanDue(ctx, tx, r, held)
-		if err != nil || len(ids) == 0 && len(park) == 0 {
+		due, park, err := scanDue(ctx, tx, r, held)
+		if err != nil {
 			return err
+		}
+		// Oldest due first, wherever it waited: an endpoint's queue or the
+		// due index.
+		cands = append(cands, due...)
+		slices.SortFunc(cands, func(a, b candidate) int { return cmpCreated(a.due, a.id, b.due, b.id) })
+		if len(cands) == 0 && len(park) == 0 {
+			return nil
+		}
+		ids, endpoints := make([]string, len(cands)), make([]string, len(cands))
+		for i, c := range cands {
+			ids[i], endpoints[i] = c.id, c.endpoint
 		}
 		b = pgx.Batch{}
 		if r.PerEndpoint > 0 && len(ids) > 0 {
@@ -77,32 +97,31 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 			// locks (in id order, so claimers cannot deadlock) are taken by
 			// one statement, and the next one, which sees every claim
 			// committed before the locks, counts the claims again and takes
-			// only what fits; the rest is parked.
+			// only what fits, up to the limit; what exceeds the cap is
+			// parked.
 			distinct := slices.Clone(endpoints)
 			slices.Sort(distinct)
 			distinct = slices.Compact(distinct)
 			b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
 		}
-		cap := r.PerEndpoint
-		if cap <= 0 {
-			cap = math.MaxInt32 // no cap: every candidate fits
-		}
 		b.Queue(`WITH held AS (
 				SELECT endpoint_id, count(*) AS n FROM deliveries
 				WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
 			), ranked AS (
-				SELECT c.id, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
+				SELECT c.id, c.ord, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
 				FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, endpoint_id, ord)
 				LEFT JOIN held USING (endpoint_id)
+			), picked AS (
+				SELECT id FROM ranked WHERE nth <= $4 ORDER BY ord LIMIT $7
 			), parked AS (
 				UPDATE deliveries d SET parked = true FROM ranked
-				WHERE d.id = ranked.id AND ranked.nth > $4
+				WHERE d.id = ranked.id AND ranked.nth > $4 AND NOT d.parked
 			), claimed AS (
-				UPDATE deliveries d SET lease_token = $5, lease_expires = $6 FROM ranked
-				WHERE d.id = ranked.id AND ranked.nth <= $4
+				UPDATE deliveries d SET lease_token = $5, lease_expires = $6, parked = false FROM picked
+				WHERE d.id = picked.id
 				RETURNING d.*
 			) `+claimedSelect,
-			ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil)).
+			ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil), r.Limit).
 			Query(func(rows pgx.Rows) error {
 				var err error
 				claims, err = collectClaims(rows, r.Token, nil)
@@ -116,11 +135,17 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 	return claims, err
 }
 
-// qUnpark brings back, for each endpoint with parked deliveries, as many of
-// them, oldest due first, as the endpoint has free slots under the cap ($2)
-// at $1. The endpoints are found with a loose index scan: one probe each,
-// however deep its backlog.
-const qUnpark = `WITH RECURSIVE ep(id) AS (
+// candidate is a delivery a claim may take.
+type candidate struct {
+	id, endpoint string
+	due          time.Time
+}
+
+// qParked takes, for each endpoint with parked deliveries, as many of them,
+// oldest due first, as the endpoint has free slots under the cap ($2) at $1,
+// locking them; $3 bounds the total. The endpoints are found with a loose
+// index scan: one probe each, however deep its queue.
+const qParked = `WITH RECURSIVE ep(id) AS (
 		SELECT (SELECT endpoint_id FROM deliveries WHERE status = 'pending' AND parked ORDER BY endpoint_id LIMIT 1)
 		UNION ALL
 		SELECT (SELECT endpoint_id FROM deliveries WHERE status = 'pending' AND parked AND endpoint_id > ep.id ORDER BY endpoint_id LIMIT 1)
@@ -128,13 +153,13 @@ const qUnpark = `WITH RECURSIVE ep(id) AS (
 	), free AS (
 		SELECT ep.id, $2 - (SELECT count(*) FROM deliveries h WHERE h.endpoint_id = ep.id AND h.lease_expires > $1) AS n
 		FROM ep WHERE ep.id IS NOT NULL
-	), back AS (
-		SELECT x.id FROM free, LATERAL (
-			SELECT id FROM deliveries WHERE endpoint_id = free.id AND status = 'pending' AND parked
-			ORDER BY next_attempt_at, id LIMIT greatest(free.n, 0) FOR UPDATE SKIP LOCKED) x
-		WHERE free.n > 0
 	)
-	UPDATE deliveries d SET parked = false FROM back WHERE d.id = back.id`
+	SELECT x.id, x.endpoint_id, x.next_attempt_at FROM free, LATERAL (
+		SELECT id, endpoint_id, next_attempt_at FROM deliveries
+		WHERE endpoint_id = free.id AND status = 'pending' AND parked
+		ORDER BY next_attempt_at, id LIMIT greatest(free.n, 0) FOR UPDATE SKIP LOCKED) x
+	WHERE free.n > 0
+	ORDER BY x.next_attempt_at, x.id LIMIT $3`
 
 func collectHeld(rows pgx.Rows, held map[string]int) error {
 	var id string
@@ -147,14 +172,14 @@ func collectHeld(rows pgx.Rows, held map[string]int) error {
 }
 
 // scanDue reads due, unparked deliveries oldest first, a chunk at a time,
-// locking them: it returns those to claim (and their endpoints) within the
-// cap as held counts it, and those to park.
-func scanDue(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest, held map[string]int) (ids, endpoints, park []string, err error) {
+// locking them: it returns those to claim, up to the limit, within the cap
+// as held counts it, and those to park.
+func scanDue(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest, held map[string]int) (claim []candidate, park []string, err error) {
 	var afterDue any // the chunk cursor: (next_attempt_at, id) of the last row read
 	var afterID string
 	// Every row read is locked until commit: read little more than wanted.
 	chunk := min(claimChunk, max(2*r.Limit, 20))
-	for scanned := 0; len(ids) < r.Limit && scanned < maxClaimScan; {
+	for scanned := 0; len(claim) < r.Limit && scanned < maxClaimScan; {
 		rows, err := tx.Query(ctx, `SELECT id, endpoint_id, next_attempt_at FROM deliveries
 			WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
 			AND ($3::timestamptz IS NULL OR (next_attempt_at, id) > ($3, $4::uuid))
@@ -162,33 +187,32 @@ func scanDue(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest, held map[s
 			FOR UPDATE SKIP LOCKED`,
 			ts(r.Now), chunk, afterDue, textPtr(afterID))
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		n := 0
-		var id, endpointID string
-		var due time.Time
-		_, err = pgx.ForEachRow(rows, []any{&id, &endpointID, &due}, func() error {
-			n, afterDue, afterID = n+1, due, id
+		var c candidate
+		_, err = pgx.ForEachRow(rows, []any{&c.id, &c.endpoint, &c.due}, func() error {
+			n, afterDue, afterID = n+1, c.due, c.id
 			switch {
-			case len(ids) >= r.Limit:
+			case len(claim) >= r.Limit:
 				// Read but not wanted: left for the next claim.
-			case r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint:
-				park = append(park, id)
+			case r.PerEndpoint > 0 && held[c.endpoint] >= r.PerEndpoint:
+				park = append(park, c.id)
 			default:
-				held[endpointID]++
-				ids, endpoints = append(ids, id), append(endpoints, endpointID)
+				held[c.endpoint]++
+				claim = append(claim, c)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		scanned += n
 		if n < chunk {
 			break // that was the last of the due deliveries
 		}
 	}
-	return ids, endpoints, park, nil
+	return claim, park, nil
 }
 
 // collectClaims reads the rows of claimedSelect into claims, appended to

@@ -149,12 +149,14 @@ func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint
 
 // ListEndpoints implements webhooks.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
-	q := listQuery{table: "endpoints", cols: endpointCols, conds: []string{"deleted IS NULL"}}
+	q := listQuery{table: "endpoints", cols: endpointCols}
 	if f.CompanyID != "" {
 		q.whereID("company_id", f.CompanyID)
 	} else {
 		q.whereID("account_id", f.AccountID)
 	}
+	q.scoped()
+	q.conds = append(q.conds, "deleted IS NULL")
 	return read(list(ctx, s.pool, q, p, scanEndpoint))
 }
 

@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,7 +25,7 @@ const (
 		WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1 AND (lease_expires IS NULL OR lease_expires <= ?1)
 		AND (next_attempt_at, id) > (?3, ?4)
 		ORDER BY next_attempt_at, id LIMIT ?2`
-	qClaim = `UPDATE deliveries SET lease_token = ?, lease_expires = ? WHERE id = ? RETURNING ` + deliveryCols
+	qClaim = `UPDATE deliveries SET lease_token = ?, lease_expires = ?, parked = 0 WHERE id = ? RETURNING ` + deliveryCols
 	qPark  = `UPDATE deliveries SET parked = 1 WHERE id = ?`
 	// The endpoints with parked deliveries: a loose index scan, one probe
 	// per endpoint however deep its backlog.
@@ -33,11 +35,9 @@ const (
 		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'pending' AND parked = 1 AND endpoint_id > ep.id)
 		FROM ep WHERE ep.id IS NOT NULL)
 		SELECT id FROM ep WHERE id IS NOT NULL`
-	// Brings back up to n of an endpoint's parked deliveries, oldest due
-	// first (n < 0: all).
-	qUnpark = `UPDATE deliveries SET parked = 0 WHERE id IN (
-		SELECT id FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1
-		ORDER BY next_attempt_at, id LIMIT ?)`
+	// The first n of an endpoint's queue of parked deliveries.
+	qParkedOf = `SELECT id, next_attempt_at FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1
+		ORDER BY next_attempt_at, id LIMIT ?`
 	// While the delivery is pending the attempt decides its state. If its
 	// endpoint was disabled or deleted during the attempt, the delivery
 	// already ended failed: only a success still changes that.
@@ -66,9 +66,11 @@ const maxClaimScan = 5000
 // ClaimDeliveries implements webhooks.Store. Due deliveries are read oldest
 // first. One whose endpoint holds its cap of claims is parked instead of
 // skipped again and again: a deep backlog on one endpoint is read once, and
-// cannot keep another endpoint's due deliveries out of a batch. Each claim
-// first brings back as many of an endpoint's parked deliveries as it has
-// free slots (claims recorded, handed back or lapsed).
+// cannot keep another endpoint's due deliveries out of a batch. The parked
+// deliveries are the endpoint's queue: each claim takes, oldest first, as
+// many of an endpoint's parked deliveries as it has free slots (claims
+// recorded, handed back or lapsed), and a new delivery to an endpoint with a
+// queue joins it at once (see insertDeliveries).
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
 	var claims []*webhooks.Claim
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
@@ -79,13 +81,15 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		if err != nil {
 			return err
 		}
-		if err := unpark(ctx, tx, held, r.PerEndpoint); err != nil {
+		cands, err := parkedCandidates(ctx, tx, held, r)
+		if err != nil {
 			return err
 		}
-		var ids, park []string
+		var park []string
 		var lastDue int64
 		var lastID string
-		for scanned := 0; len(ids) < r.Limit && scanned < maxClaimScan; {
+		due := map[string]int{} // what the scan takes, per endpoint, beyond held
+		for scanned, taken := 0, 0; taken < r.Limit && scanned < maxClaimScan; {
 			var rows *sql.Rows
 			if lastID == "" {
 				rows, err = tx.QueryContext(ctx, qDue, ms(r.Now), claimChunk)
@@ -96,20 +100,20 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				return err
 			}
 			n := 0
-			for len(ids) < r.Limit && rows.Next() {
-				var id, endpointID string
-				if err := rows.Scan(&id, &endpointID, &lastDue); err != nil {
+			for taken < r.Limit && rows.Next() {
+				var c candidate
+				if err := rows.Scan(&c.id, &c.endpoint, &c.due); err != nil {
 					rows.Close()
 					return err
 				}
-				n, lastID = n+1, id
-				switch {
-				case r.PerEndpoint > 0 && held[endpointID] >= r.PerEndpoint:
-					park = append(park, id)
-				default:
-					held[endpointID]++
-					ids = append(ids, id)
+				n, lastID, lastDue = n+1, c.id, c.due
+				if r.PerEndpoint > 0 && held[c.endpoint]+due[c.endpoint] >= r.PerEndpoint {
+					park = append(park, c.id)
+					continue
 				}
+				due[c.endpoint]++
+				taken++
+				cands = append(cands, c)
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
@@ -125,9 +129,19 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				return err
 			}
 		}
+		// Oldest due first, wherever it waited (an endpoint's queue or the
+		// due index), within each endpoint's cap and the limit.
+		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.id, b.id)) })
 		endpoints := map[string]*webhooks.Endpoint{}
-		for _, id := range ids {
-			d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, r.Token, ms(r.LeaseUntil), id))
+		for _, c := range cands {
+			if len(claims) == r.Limit {
+				break
+			}
+			if r.PerEndpoint > 0 && held[c.endpoint] >= r.PerEndpoint {
+				continue // over the cap: a parked one stays parked, a due one waits
+			}
+			held[c.endpoint]++
+			d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, r.Token, ms(r.LeaseUntil), c.id))
 			if err != nil {
 				return err
 			}
@@ -143,6 +157,12 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		return nil
 	})
 	return claims, err
+}
+
+// candidate is a delivery a claim may take.
+type candidate struct {
+	id, endpoint string
+	due          int64
 }
 
 // heldClaims counts the unexpired claims of each endpoint.
@@ -167,39 +187,54 @@ func heldClaims(ctx context.Context, tx *txn, r webhooks.ClaimRequest) (map[stri
 	return held, rows.Err()
 }
 
-// unpark brings back, for each endpoint with parked deliveries, as many as
-// it has free slots under the cap (all of them without a cap).
-func unpark(ctx context.Context, tx *txn, held map[string]int, perEndpoint int) error {
+// parkedCandidates returns, for each endpoint with parked deliveries, as
+// many of them, oldest due first, as it has free slots (all of them
+// without a cap), r.Limit at most in all.
+func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r webhooks.ClaimRequest) ([]candidate, error) {
 	rows, err := tx.QueryContext(ctx, qParkedEndpoints)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var endpoints []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return err
+			return nil, err
 		}
 		endpoints = append(endpoints, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
+		return nil, err
 	}
-	for _, id := range endpoints {
-		free := -1
-		if perEndpoint > 0 {
-			free = perEndpoint - held[id]
+	var out []candidate
+	for _, e := range endpoints {
+		free := r.Limit
+		if r.PerEndpoint > 0 {
+			free = min(free, r.PerEndpoint-held[e])
 		}
-		if free == 0 || free < -1 {
+		if free <= 0 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, qUnpark, id, free); err != nil {
-			return err
+		rows, err := tx.QueryContext(ctx, qParkedOf, e, free)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			c := candidate{endpoint: e}
+			if err := rows.Scan(&c.id, &c.due); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out = append(out, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // RecordAttempts implements webhooks.Store.

@@ -28,8 +28,11 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 	return &d, nil
 }
 
-const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+// A pending delivery to an endpoint that has a queue of parked deliveries
+// joins the queue at once (see ClaimDeliveries).
+const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked)
+	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+		?7 = 'pending' AND EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ?2 AND status = 'pending' AND parked = 1))
 	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
@@ -95,6 +98,7 @@ func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery
 // ListDeliveries implements webhooks.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
 	q := listQuery{table: "deliveries", cols: deliveryCols, where: []string{"endpoint_id = ?"}, args: []any{f.EndpointID}}
+	q.scoped()
 	if f.Status != "" {
 		q.where, q.args = append(q.where, "status = ?"), append(q.args, f.Status)
 	}

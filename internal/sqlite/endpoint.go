@@ -102,12 +102,14 @@ func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint
 
 // ListEndpoints implements webhooks.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
-	q := listQuery{table: "endpoints", cols: endpointCols, where: []string{"deleted IS NULL"}}
+	q := listQuery{table: "endpoints", cols: endpointCols}
 	if f.CompanyID != "" {
 		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
 	} else {
 		q.where, q.args = append(q.where, "account_id = ?"), append(q.args, f.AccountID)
 	}
+	q.scoped()
+	q.where = append(q.where, "deleted IS NULL")
 	return list(ctx, s.read, q, p, scanEndpoint)
 }
 

@@ -21,6 +21,18 @@ type listQuery struct {
 	cols  string
 	where []string
 	args  []any
+	// scope, when set, is how many of the first where conditions and args
+	// say which list an item is in (an endpoint's, a company's): the
+	// cursor's item must be in the list, but may have left the filters
+	// after them since (a delivery no longer pending, an endpoint deleted).
+	scope     bool
+	scopeLen  int
+	scopeArgs int
+}
+
+// scoped marks the conditions so far as the list's scope.
+func (q *listQuery) scoped() {
+	q.scope, q.scopeLen, q.scopeArgs = true, len(q.where), len(q.args)
 }
 
 // list returns one page. The cursor is the id of the last item seen; the
@@ -29,9 +41,13 @@ type listQuery struct {
 func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, scan func(scanner) (T, error)) (*webhooks.List[T], error) {
 	where, args := append([]string(nil), q.where...), append([]any(nil), q.args...)
 	if p.StartingAfter != "" {
+		cw, ca := q.where, q.args
+		if q.scope {
+			cw, ca = q.where[:q.scopeLen], q.args[:q.scopeArgs]
+		}
 		var created int64
-		err := db.QueryRowContext(ctx, `SELECT created FROM `+q.table+` WHERE id = ? AND `+strings.Join(q.where, " AND "),
-			append([]any{p.StartingAfter}, q.args...)...).Scan(&created)
+		err := db.QueryRowContext(ctx, `SELECT created FROM `+q.table+` WHERE `+strings.Join(append([]string{"id = ?"}, cw...), " AND "),
+			append([]any{p.StartingAfter}, ca...)...).Scan(&created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, webhooks.Errorf(webhooks.EINVALID, "starting_after %s is not an item of this list.", p.StartingAfter)
 		} else if err != nil {

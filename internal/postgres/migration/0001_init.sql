@@ -70,6 +70,10 @@ CREATE TABLE events (
 -- The event logs list newest first; test events are never listed.
 CREATE INDEX events_company ON events (company_id, created, id) WHERE NOT test;
 CREATE INDEX events_account ON events (account_id, created, id) WHERE NOT test;
+-- The logs filtered by type: without these, a type with few or no events
+-- reads the whole log (or the whole table).
+CREATE INDEX events_company_type ON events (company_id, type, created, id) WHERE NOT test;
+CREATE INDEX events_account_type ON events (account_id, type, created, id) WHERE NOT test;
 CREATE INDEX events_created ON events (created);
 
 CREATE TABLE idempotency_keys (
@@ -108,9 +112,17 @@ CREATE TABLE deliveries (
   created              timestamptz NOT NULL,
   updated              timestamptz NOT NULL
 );
+-- The queue's rows are updated several times each (claimed, recorded):
+-- room on each page lets an update stay on its page, and an eager
+-- autovacuum keeps the queue's partial indexes free of dead entries, which
+-- every claim would otherwise read through.
+ALTER TABLE deliveries SET (fillfactor = 85, autovacuum_vacuum_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.05);
 -- At most one original delivery per endpoint and event; replays are extra.
 CREATE UNIQUE INDEX deliveries_original ON deliveries (endpoint_id, event_id) WHERE replay_of IS NULL;
 CREATE INDEX deliveries_endpoint ON deliveries (endpoint_id, created, id);
+-- The history filtered by status: a status with few or no deliveries would
+-- otherwise read the endpoint's whole history (or the whole table).
+CREATE INDEX deliveries_endpoint_status ON deliveries (endpoint_id, status, created, id);
 -- For the foreign key, when the purge deletes originals.
 CREATE INDEX deliveries_replay_of ON deliveries (replay_of) WHERE replay_of IS NOT NULL;
 -- Recover's "newest delivery of the event on this endpoint".
@@ -126,7 +138,7 @@ CREATE INDEX deliveries_parked ON deliveries (endpoint_id, next_attempt_at, id) 
 CREATE INDEX deliveries_pending ON deliveries (endpoint_id) WHERE status = 'pending';
 -- Claims held now (and lapsed ones not yet cleared), counted per endpoint for
 -- the per-endpoint cap.
-CREATE INDEX deliveries_leased ON deliveries (endpoint_id, lease_expires) WHERE lease_expires IS NOT NULL;
+CREATE INDEX deliveries_leased ON deliveries (lease_expires, endpoint_id) WHERE lease_expires IS NOT NULL;
 
 CREATE TABLE attempts (
   delivery_id     uuid NOT NULL REFERENCES deliveries (id) ON DELETE CASCADE,
