@@ -41,8 +41,7 @@ const (
 // other endpoints' due deliveries out of a batch. The parked deliveries are
 // the endpoint's queue: each claim first takes, oldest first, as many of an
 // endpoint's parked deliveries as it has free slots (claims recorded,
-// handed back or lapsed), and a new delivery to an endpoint with a queue
-// joins it at once (see queueDeliveries). The cap is strict across
+// handed back or lapsed). The cap is strict across
 // processes: before claiming for an endpoint a claimer takes the endpoint's
 // advisory lock and counts its claims again, so claimers of one endpoint
 // take turns, for the few statements that need it.

@@ -65,6 +65,7 @@ type Store struct {
 
 	notify       chan struct{} // to the notifier
 	notifierDone chan struct{}
+	vacuumDone   chan struct{}
 }
 
 var _ webhooks.Store = (*Store)(nil)
@@ -126,16 +127,18 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{})}
+	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.closed, s.close = context.WithCancel(context.Background())
 	go s.notifier()
 	if err := s.migrate(ctx); err != nil {
+		close(s.vacuumDone)
 		s.Close()
 		return nil, err
 	}
+	go s.vacuumer()
 	return s, nil
 }
 
@@ -144,6 +147,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 func (s *Store) Close() error {
 	s.close()
 	<-s.notifierDone
+	<-s.vacuumDone
 	s.pool.Close()
 	return nil
 }
@@ -352,4 +356,33 @@ func notFound(kind string) error {
 func isUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
+}
+
+// vacuumInterval is how often the deliveries table is vacuumed.
+const vacuumInterval = 2 * time.Second
+
+// vacuumer vacuums the deliveries table every vacuumInterval. It is the
+// work queue: each delivery is inserted, claimed and recorded, and every
+// update leaves a dead row version behind, whose entries in the queue's
+// partial indexes each claim reads through until a vacuum removes them.
+// Autovacuum wakes up once a minute at best, by which time a busy queue has
+// hundreds of thousands; a vacuum every few seconds costs little, since
+// only the pages changed since the last one are read. SKIP_LOCKED: when
+// another process is vacuuming, this one lets it.
+func (s *Store) vacuumer() {
+	defer close(s.vacuumDone)
+	t := time.NewTicker(vacuumInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.closed.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(s.closed, time.Minute)
+		if _, err := s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) deliveries`); err != nil && s.closed.Err() == nil {
+			s.log.Warn("postgres: vacuum of the deliveries failed", "err", err)
+		}
+		cancel()
+	}
 }

@@ -133,9 +133,6 @@ CREATE INDEX deliveries_event ON deliveries (event_id, endpoint_id);
 CREATE INDEX deliveries_due ON deliveries (next_attempt_at, id) WHERE status = 'pending' AND NOT parked;
 -- Parked deliveries per endpoint, in the order they come back.
 CREATE INDEX deliveries_parked ON deliveries (endpoint_id, next_attempt_at, id) WHERE status = 'pending' AND parked;
--- An endpoint's pending deliveries, which disabling or deleting it ends,
--- without reading its history.
-CREATE INDEX deliveries_pending ON deliveries (endpoint_id) WHERE status = 'pending';
 -- Claims held now (and lapsed ones not yet cleared), counted per endpoint for
 -- the per-endpoint cap.
 CREATE INDEX deliveries_leased ON deliveries (lease_expires, endpoint_id) WHERE lease_expires IS NOT NULL;
