@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -20,11 +21,9 @@ var claimedSelect = `SELECT ` + prefixed("c", deliveryCols) + `, ` + prefixed("e
 
 // Claim sizes.
 const (
-	// claimChunk is how many due deliveries a claim reads at a time.
+	// claimChunk is how many due deliveries a claim reads at a time past
+	// the first chunk, which is twice what it wants.
 	claimChunk = 200
-	// maxClaimScan bounds the due deliveries one claim reads (to claim or
-	// park), so that one transaction stays short.
-	maxClaimScan = 2000
 )
 
 // ClaimDeliveries implements webhooks.Store.
@@ -39,99 +38,168 @@ const (
 // claims is parked (out of the due index) instead of being read again at
 // every claim: a deep backlog on one endpoint is read once, and cannot keep
 // other endpoints' due deliveries out of a batch. The parked deliveries are
-// the endpoint's queue: each claim first takes, oldest first, as many of an
+// the endpoint's queue: each claim takes, oldest first, as many of an
 // endpoint's parked deliveries as it has free slots (claims recorded,
-// handed back or lapsed). The cap is strict across
-// processes: before claiming for an endpoint a claimer takes the endpoint's
-// advisory lock and counts its claims again, so claimers of one endpoint
-// take turns, for the few statements that need it.
-func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
-	var claims []*webhooks.Claim
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		// Round trips are what a claim costs on a busy machine: the
-		// statements that do not depend on each other's results go in one
-		// pipelined batch, and so do those that do, in the database.
-		var b pgx.Batch
-		b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
-		queueRecords(&b, r.Records)
-		held := map[string]int{}
-		var cands []candidate
-		cap := r.PerEndpoint
-		if cap <= 0 {
-			cap = math.MaxInt32 // no cap: every candidate fits
+// handed back or lapsed). The cap is strict across processes: before
+// claiming for an endpoint a claimer takes the endpoint's advisory lock and
+// counts its claims again, so claimers of one endpoint take turns, for the
+// few statements that need it.
+//
+// The claim is the engine's one transaction at a time, so its latency is
+// the engine's pace: it is two round trips. The first pipelined batch
+// opens the transaction, stores the records and reads the candidates (the
+// endpoints' queues and the due index); the second locks, claims within
+// the caps, parks the rest, and commits.
+func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) (claims []*webhooks.Claim, err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	defer conn.Release()
+	committed := false
+	defer func() {
+		if !committed {
+			// The transaction may be open, or aborted: end it before the
+			// connection goes back to the pool.
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			conn.Exec(rctx, `ROLLBACK`)
 		}
-		if r.Limit > 0 {
-			b.Queue(`SELECT endpoint_id, count(*) FROM deliveries WHERE lease_expires > $1 GROUP BY endpoint_id`, ts(r.Now)).
-				Query(func(rows pgx.Rows) error { return collectHeld(rows, held) })
-			b.Queue(qParked, ts(r.Now), cap, r.Limit).Query(func(rows pgx.Rows) error {
-				var c candidate
-				_, err := pgx.ForEachRow(rows, []any{&c.id, &c.endpoint, &c.due}, func() error {
-					cands = append(cands, c)
-					return nil
-				})
-				return err
+		if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+			err = fmt.Errorf("postgres: %w", err)
+		}
+	}()
+	cap := r.PerEndpoint
+	if cap <= 0 {
+		cap = math.MaxInt32 // no cap: every candidate fits
+	}
+	chunk := min(claimChunk, max(2*r.Limit, 20))
+	var cands []candidate
+	var last *candidate // the last row read from the due index: the next chunk's cursor
+	scanned := 0        // rows read in the last chunk
+	collect := func(due bool) func(pgx.Rows) error {
+		return func(rows pgx.Rows) error {
+			var c candidate
+			_, err := pgx.ForEachRow(rows, []any{&c.id, &c.endpoint, &c.due}, func() error {
+				cands = append(cands, c)
+				if due {
+					scanned++
+					last = &cands[len(cands)-1]
+				}
+				return nil
 			})
-		}
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil || r.Limit <= 0 {
 			return err
 		}
-		due, park, err := scanDue(ctx, tx, r, held)
-		if err != nil {
-			return err
+	}
+	queueScan := func(b *pgx.Batch) {
+		scanned = 0
+		var afterDue any
+		var afterID *string
+		if last != nil {
+			afterDue, afterID = last.due, &last.id
 		}
-		// Oldest due first, wherever it waited: an endpoint's queue or the
-		// due index.
-		cands = append(cands, due...)
-		slices.SortFunc(cands, func(a, b candidate) int { return cmpCreated(a.due, a.id, b.due, b.id) })
-		if len(cands) == 0 && len(park) == 0 {
-			return nil
-		}
-		ids, endpoints := make([]string, len(cands)), make([]string, len(cands))
-		for i, c := range cands {
-			ids[i], endpoints[i] = c.id, c.endpoint
-		}
+		b.Queue(`SELECT id, endpoint_id, next_attempt_at FROM deliveries
+			WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
+			AND ($3::timestamptz IS NULL OR (next_attempt_at, id) > ($3, $4::uuid))
+			ORDER BY next_attempt_at, id LIMIT $2
+			FOR UPDATE SKIP LOCKED`, ts(r.Now), chunk, afterDue, afterID).Query(collect(true))
+	}
+
+	var b pgx.Batch
+	b.Queue(`BEGIN`)
+	b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
+	queueRecords(&b, r.Records)
+	if r.Limit > 0 {
+		b.Queue(qParked, ts(r.Now), cap, r.Limit).Query(collect(false))
+		queueScan(&b)
+	}
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
+	}
+	// Rounds: claim the candidates within the caps and park what exceeds
+	// them; while the batch has room and the due index has more (a chunk
+	// all of endpoints at their cap, say), read on.
+	for round := 0; ; round++ {
+		more := scanned == chunk && round < maxClaimRounds
 		b = pgx.Batch{}
-		if r.PerEndpoint > 0 && len(ids) > 0 {
-			// The cap is strict across processes: the endpoints' advisory
-			// locks (in id order, so claimers cannot deadlock) are taken by
-			// one statement, and the next one, which sees every claim
-			// committed before the locks, counts the claims again and takes
-			// only what fits, up to the limit; what exceeds the cap is
-			// parked.
-			distinct := slices.Clone(endpoints)
-			slices.Sort(distinct)
-			distinct = slices.Compact(distinct)
-			b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
+		if len(cands) > 0 {
+			queueClaim(&b, r, cap, r.Limit-len(claims), cands, &claims)
 		}
-		b.Queue(`WITH held AS (
-				SELECT endpoint_id, count(*) AS n FROM deliveries
-				WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
-			), ranked AS (
-				SELECT c.id, c.ord, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
-				FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, endpoint_id, ord)
-				LEFT JOIN held USING (endpoint_id)
-			), picked AS (
-				SELECT id FROM ranked WHERE nth <= $4 ORDER BY ord LIMIT $7
-			), parked AS (
-				UPDATE deliveries d SET parked = true FROM ranked
-				WHERE d.id = ranked.id AND ranked.nth > $4 AND NOT d.parked
-			), claimed AS (
-				UPDATE deliveries d SET lease_token = $5, lease_expires = $6, parked = false FROM picked
-				WHERE d.id = picked.id
-				RETURNING d.*
-			) `+claimedSelect,
-			ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil), r.Limit).
-			Query(func(rows pgx.Rows) error {
-				var err error
-				claims, err = collectClaims(rows, r.Token, nil)
-				return err
-			})
-		if len(park) > 0 {
-			b.Queue(`UPDATE deliveries SET parked = true WHERE id = ANY ($1::uuid[])`, park)
+		cands = nil
+		if !more {
+			b.Queue(`COMMIT`)
 		}
-		return tx.SendBatch(ctx, &b).Close()
-	})
-	return claims, err
+		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+			return nil, err
+		}
+		if !more {
+			committed = true
+			return claims, nil
+		}
+		if len(claims) >= r.Limit {
+			_, err := conn.Exec(ctx, `COMMIT`)
+			committed = err == nil
+			return claims, err
+		}
+		// Past the first chunk, read whole chunks: this is a backlog.
+		chunk = claimChunk
+		b = pgx.Batch{}
+		queueScan(&b)
+		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// maxClaimRounds bounds the chunks of the due index one claim reads past
+// the first, so that one transaction stays short.
+const maxClaimRounds = 10
+
+// queueClaim queues in b the statements that claim cands (in any order)
+// within the caps, limit at most, appending the claims to *claims, and park
+// the candidates that exceed their endpoint's cap.
+func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []candidate, claims *[]*webhooks.Claim) {
+	// Oldest due first, wherever it waited: an endpoint's queue or the due
+	// index.
+	slices.SortFunc(cands, func(a, b candidate) int { return cmpCreated(a.due, a.id, b.due, b.id) })
+	ids, endpoints := make([]string, len(cands)), make([]string, len(cands))
+	for i, c := range cands {
+		ids[i], endpoints[i] = c.id, c.endpoint
+	}
+	if r.PerEndpoint > 0 {
+		// The endpoints' advisory locks (in id order, so claimers cannot
+		// deadlock) are taken by one statement, and the next one, which
+		// sees every claim committed before the locks, counts the claims
+		// again and takes only what fits, up to the limit; what exceeds
+		// the cap is parked.
+		distinct := slices.Clone(endpoints)
+		slices.Sort(distinct)
+		distinct = slices.Compact(distinct)
+		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
+	}
+	b.Queue(`WITH held AS (
+			SELECT endpoint_id, count(*) AS n FROM deliveries
+			WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
+		), ranked AS (
+			SELECT c.id, c.ord, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
+			FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, endpoint_id, ord)
+			LEFT JOIN held USING (endpoint_id)
+		), picked AS (
+			SELECT id FROM ranked WHERE nth <= $4 ORDER BY ord LIMIT $7
+		), parked AS (
+			UPDATE deliveries d SET parked = true FROM ranked
+			WHERE d.id = ranked.id AND ranked.nth > $4 AND NOT d.parked
+		), claimed AS (
+			UPDATE deliveries d SET lease_token = $5, lease_expires = $6, parked = false FROM picked
+			WHERE d.id = picked.id
+			RETURNING d.*
+		) `+claimedSelect,
+		ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil), limit).
+		Query(func(rows pgx.Rows) error {
+			var err error
+			*claims, err = collectClaims(rows, r.Token, *claims)
+			return err
+		})
 }
 
 // candidate is a delivery a claim may take.
@@ -159,60 +227,6 @@ const qParked = `WITH RECURSIVE ep(id) AS (
 		ORDER BY next_attempt_at, id LIMIT greatest(free.n, 0) FOR UPDATE SKIP LOCKED) x
 	WHERE free.n > 0
 	ORDER BY x.next_attempt_at, x.id LIMIT $3`
-
-func collectHeld(rows pgx.Rows, held map[string]int) error {
-	var id string
-	var n int
-	_, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error {
-		held[id] = n
-		return nil
-	})
-	return err
-}
-
-// scanDue reads due, unparked deliveries oldest first, a chunk at a time,
-// locking them: it returns those to claim, up to the limit, within the cap
-// as held counts it, and those to park.
-func scanDue(ctx context.Context, tx pgx.Tx, r webhooks.ClaimRequest, held map[string]int) (claim []candidate, park []string, err error) {
-	var afterDue any // the chunk cursor: (next_attempt_at, id) of the last row read
-	var afterID string
-	// Every row read is locked until commit: read little more than wanted.
-	chunk := min(claimChunk, max(2*r.Limit, 20))
-	for scanned := 0; len(claim) < r.Limit && scanned < maxClaimScan; {
-		rows, err := tx.Query(ctx, `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-			WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
-			AND ($3::timestamptz IS NULL OR (next_attempt_at, id) > ($3, $4::uuid))
-			ORDER BY next_attempt_at, id LIMIT $2
-			FOR UPDATE SKIP LOCKED`,
-			ts(r.Now), chunk, afterDue, textPtr(afterID))
-		if err != nil {
-			return nil, nil, err
-		}
-		n := 0
-		var c candidate
-		_, err = pgx.ForEachRow(rows, []any{&c.id, &c.endpoint, &c.due}, func() error {
-			n, afterDue, afterID = n+1, c.due, c.id
-			switch {
-			case len(claim) >= r.Limit:
-				// Read but not wanted: left for the next claim.
-			case r.PerEndpoint > 0 && held[c.endpoint] >= r.PerEndpoint:
-				park = append(park, c.id)
-			default:
-				held[c.endpoint]++
-				claim = append(claim, c)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
-		}
-		scanned += n
-		if n < chunk {
-			break // that was the last of the due deliveries
-		}
-	}
-	return claim, park, nil
-}
 
 // collectClaims reads the rows of claimedSelect into claims, appended to
 // claims. Claims of one endpoint share its *Endpoint.
