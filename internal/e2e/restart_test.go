@@ -39,12 +39,18 @@ func TestRestartMidBacklog(t *testing.T) {
 			ts := startService(t, path, slow)
 			acme := ts.newAccount("Acme", "", "B12345674")
 			s := newSink(t)
+			// The sink holds every request until the whole backlog is
+			// registered, so that the stop falls in its middle however fast
+			// the machine.
+			gate := make(chan struct{})
 			s.setRespond(func(_ int, w http.ResponseWriter, r *http.Request) {
+				<-gate
 				time.Sleep(20 * time.Millisecond)
 				w.WriteHeader(200)
 			})
 			ep := ts.newEndpoint("/v1/companies/"+acme.companyID, acme.key, object{"url": s.URL, "enabled_events": []string{"invoice.*"}})
 			ids := backlog(t, ts, acme.companyID, 200)
+			close(gate)
 			s.waitRequests(t, 20, 10*time.Second)
 			ts.stop()
 			before := len(s.requests())
