@@ -35,9 +35,9 @@ func Connect(tb testing.TB) *pgx.Conn {
 	return conn
 }
 
-// SchemaURL creates a schema for the test, dropped with everything in it
-// when the test ends, and returns a URL whose connections use it.
-func SchemaURL(tb testing.TB) string {
+// Schema creates a schema for the test, dropped with everything in it when
+// the test ends, and returns its name.
+func Schema(tb testing.TB) string {
 	tb.Helper()
 	var b [8]byte
 	rand.Read(b[:])
@@ -54,6 +54,14 @@ func SchemaURL(tb testing.TB) string {
 			tb.Errorf("drop schema: %v", err)
 		}
 	})
+	return name
+}
+
+// SchemaURL creates a schema as Schema does and returns a URL whose
+// connections use it.
+func SchemaURL(tb testing.TB) string {
+	tb.Helper()
+	name := Schema(tb)
 	u, err := url.Parse(URL())
 	if err != nil {
 		tb.Fatal(err)

@@ -1,61 +1,25 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"os"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/pgtest"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
-// defaultTestURL is where the tests find PostgreSQL unless TEST_DATABASE_URL
-// says otherwise.
-const defaultTestURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+func testURL() string { return pgtest.URL() }
 
-func testURL() string { return cmp.Or(os.Getenv("TEST_DATABASE_URL"), defaultTestURL) }
-
-// connect opens a plain connection for the tests' own SQL. The tests fail,
-// never skip, without a database: a backend that was not tested must not
-// look like one that passed.
-func connect(tb testing.TB) *pgx.Conn {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, testURL())
-	if err != nil {
-		tb.Fatalf("PostgreSQL is not reachable at %s (set TEST_DATABASE_URL, or start it with `pg_ctlcluster 15 main start`): %v", testURL(), err)
-	}
-	return conn
-}
+// connect opens a plain connection for the tests' own SQL; it fails, never
+// skips, without a database.
+func connect(tb testing.TB) *pgx.Conn { return pgtest.Connect(tb) }
 
 // NewSchema creates a schema of its own for a test and drops it, with
 // everything in it, when the test ends.
-func NewSchema(tb testing.TB) string {
-	tb.Helper()
-	var b [8]byte
-	rand.Read(b[:])
-	name := "webhooks_test_" + hex.EncodeToString(b[:])
-	conn := connect(tb)
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), `CREATE SCHEMA `+name); err != nil {
-		tb.Fatalf("create schema: %v", err)
-	}
-	tb.Cleanup(func() {
-		conn := connect(tb)
-		defer conn.Close(context.Background())
-		if _, err := conn.Exec(context.Background(), `DROP SCHEMA `+name+` CASCADE`); err != nil {
-			tb.Errorf("drop schema: %v", err)
-		}
-	})
-	return name
-}
+func NewSchema(tb testing.TB) string { return pgtest.Schema(tb) }
 
 // MustOpen opens a store on schema, closed when the test ends (before the
 // schema is dropped: cleanups run last first).
