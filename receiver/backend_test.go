@@ -1,18 +1,13 @@
 package receiver_test
 
 import (
-	"cmp"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,13 +19,10 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
+	"github.com/factuarea/webhooks/internal/pgtest"
 	"github.com/factuarea/webhooks/receiver"
 	"github.com/factuarea/webhooks/signature"
 )
-
-// defaultDatabaseURL is the PostgreSQL the tests use when TEST_DATABASE_URL
-// is not set.
-const defaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
 
 // testSecret signs the deliveries of the tests.
 const testSecret = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
@@ -85,57 +77,20 @@ func openSQLite(tb testing.TB) *sql.DB {
 	return db
 }
 
-// openPostgres opens TEST_DATABASE_URL with a schema of its own as the
-// search_path, and drops the schema when the test ends. It fails the test
-// when PostgreSQL is unreachable: a receiver suite that silently skips its
-// main database proves nothing.
+// openPostgres opens the test database (TEST_DATABASE_URL) with a schema
+// of its own, dropped when the test ends. It fails the test when
+// PostgreSQL is unreachable: a receiver suite that silently skips its main
+// database proves nothing.
 func openPostgres(tb testing.TB) *sql.DB {
 	tb.Helper()
-	base := cmp.Or(os.Getenv("TEST_DATABASE_URL"), defaultDatabaseURL)
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		admin.Close()
-		shown := base
-		if u, err := url.Parse(base); err == nil {
-			shown = u.Redacted()
-		}
-		tb.Fatalf("PostgreSQL is unreachable at %s (set TEST_DATABASE_URL): %v", shown, err)
-	}
-	var rnd [6]byte
-	rand.Read(rnd[:])
-	schema := "receiver_test_" + hex.EncodeToString(rnd[:])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		admin.Close()
-		tb.Fatal(err)
-	}
-	// pgx passes parameters it does not know, search_path among them, to the
-	// server as run-time parameters of every connection.
-	dsn := base + " search_path=" + schema
-	if u, err := url.Parse(base); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		dsn = u.String()
-	}
-	db, err := sql.Open("pgx", dsn)
+	db, err := sql.Open("pgx", pgtest.SchemaURL(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	// Other packages' tests share this server: stay well under its
 	// max_connections even with 50 concurrent deliveries.
 	db.SetMaxOpenConns(10)
-	tb.Cleanup(func() {
-		db.Close()
-		if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			tb.Errorf("drop schema %s: %v", schema, err)
-		}
-		admin.Close()
-	})
+	tb.Cleanup(func() { db.Close() })
 	return db
 }
 

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -21,61 +19,10 @@ import (
 	"github.com/chromedp/chromedp"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/browsertest"
 	"github.com/factuarea/webhooks/internal/service"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
-
-// chromiumPath finds the browser. A missing browser fails the test: CI
-// installs it (.ci/run), so a green run means the browser tests ran.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("Chromium is not installed (apt-get install chromium, or set CHROMIUM to its path): the portal's browser tests need it")
-	return ""
-}
-
-// newBrowser starts a headless Chromium with a fresh profile, the window
-// width×height. The background-networking flags keep it from calling
-// out: this machine's network refuses those connections.
-func newBrowser(t *testing.T, width, height int) context.Context {
-	t.Helper()
-	path := chromiumPath(t)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, height),
-	)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelTab()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting Chromium (%s): %v", path, err)
-	}
-	return ctx
-}
 
 // browse runs steps in the browser, failing the test on an error.
 func browse(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
@@ -251,7 +198,7 @@ func TestPortal_Browser(t *testing.T) {
 	}
 	link := ts.portalLink(a.accountID)
 
-	ctx := newBrowser(t, 1280, 900)
+	ctx := browsertest.New(t, 1280, 900)
 	if status := load(t, ctx, chromedp.Navigate(link)); status != 200 {
 		t.Fatalf("opening the link: got %d, want 200", status)
 	}
@@ -460,7 +407,7 @@ func TestPortal_ExpiredLink(t *testing.T) {
 		t.Errorf("portal session of a missing account: got %d, want 404", got)
 	}
 	link := ts.portalLink(a.accountID)
-	ctx := newBrowser(t, 800, 600)
+	ctx := browsertest.New(t, 800, 600)
 	tampered := link[:len(link)-3] + "AAA"
 	if tampered == link {
 		tampered = link[:len(link)-3] + "BBB"

@@ -2,14 +2,12 @@ package portal_test
 
 import (
 	"cmp"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -18,59 +16,12 @@ import (
 	"github.com/chromedp/chromedp"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/browsertest"
 	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/sqlite"
 )
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write the portal's screenshots to docs/")
-
-// chromiumPath finds the browser; a missing one fails the test (CI
-// installs it in .ci/run).
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("Chromium is not installed (apt-get install chromium, or set CHROMIUM to its path): the portal's browser tests need it")
-	return ""
-}
-
-// newBrowser starts a headless Chromium with a fresh profile and no
-// background networking.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	path := chromiumPath(t)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.Flag("font-render-hinting", "none"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() {
-		cancelTimeout()
-		cancelTab()
-		cancelAlloc()
-	})
-	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("starting Chromium (%s): %v", path, err)
-	}
-	return ctx
-}
 
 // The demo's clock: every page is rendered at this moment.
 var demoNow = time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
@@ -255,7 +206,7 @@ func TestScreenshots(t *testing.T) {
 	t.Cleanup(srv.Close)
 	token, _ := sessions.Issue(d.account.ID, demoNow)
 
-	ctx := newBrowser(t)
+	ctx := browsertest.New(t, 1280, 900)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/portal/sessions/"+token)); err != nil {
 		t.Fatal(err)
 	}

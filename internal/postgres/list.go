@@ -22,18 +22,17 @@ type listQuery struct {
 	// none is set when a filter names an id that cannot exist: the list is
 	// empty without asking the database (which would refuse to parse it).
 	none bool
-	// scope, when set, is how many of the first conds and args say which
+	// scopeLen and scopeArgs, when set (by scoped), are how many of the first conds and args say which
 	// list an item is in (an endpoint's, a company's): the cursor's item
 	// must be in the list, but may have left the filters after them since
 	// (a delivery no longer pending, an endpoint deleted).
-	scope     bool
 	scopeLen  int
 	scopeArgs int
 }
 
 // scoped marks the conditions so far as the list's scope.
 func (q *listQuery) scoped() {
-	q.scope, q.scopeLen, q.scopeArgs = true, len(q.conds), len(q.args)
+	q.scopeLen, q.scopeArgs = len(q.conds), len(q.args)
 }
 
 // where adds a condition; format has one %d, the argument's number.
@@ -64,7 +63,7 @@ func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, 
 			return nil, badCursor()
 		}
 		cc, ca := q.conds, q.args
-		if q.scope {
+		if q.scopeLen > 0 {
 			cc, ca = q.conds[:q.scopeLen], q.args[:q.scopeArgs]
 		}
 		var created pgtype.Timestamptz

@@ -21,18 +21,17 @@ type listQuery struct {
 	cols  string
 	where []string
 	args  []any
-	// scope, when set, is how many of the first where conditions and args
+	// scopeLen and scopeArgs, when set (by scoped), are how many of the first where conditions and args
 	// say which list an item is in (an endpoint's, a company's): the
 	// cursor's item must be in the list, but may have left the filters
 	// after them since (a delivery no longer pending, an endpoint deleted).
-	scope     bool
 	scopeLen  int
 	scopeArgs int
 }
 
 // scoped marks the conditions so far as the list's scope.
 func (q *listQuery) scoped() {
-	q.scope, q.scopeLen, q.scopeArgs = true, len(q.where), len(q.args)
+	q.scopeLen, q.scopeArgs = len(q.where), len(q.args)
 }
 
 // list returns one page. The cursor is the id of the last item seen; the
@@ -42,7 +41,7 @@ func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, 
 	where, args := append([]string(nil), q.where...), append([]any(nil), q.args...)
 	if p.StartingAfter != "" {
 		cw, ca := q.where, q.args
-		if q.scope {
+		if q.scopeLen > 0 {
 			cw, ca = q.where[:q.scopeLen], q.args[:q.scopeArgs]
 		}
 		var created int64
