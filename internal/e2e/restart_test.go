@@ -76,7 +76,9 @@ func TestRestartMidBacklog(t *testing.T) {
 			// The attempt timeout outlasts the gate below: on a loaded
 			// machine registering the backlog takes seconds, and an attempt
 			// timed out there would wait a minute for its retry.
-			slow := func(c *service.Config) { c.PerEndpoint, c.ShutdownGrace, c.AttemptTimeout = 4, tc.grace, 30*time.Second }
+			slow := func(c *service.Config) {
+				c.PerEndpoint, c.ShutdownGrace, c.AttemptTimeout = 4, tc.grace, 30*time.Second
+			}
 			ts := startService(t, path, slow)
 			acme := ts.newAccount("Acme", "", "B12345674")
 			s := newSink(t)
