@@ -1,14 +1,15 @@
 package e2e
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,16 +168,25 @@ func TestHangingEndpointDoesNotHoldOthers(t *testing.T) {
 			fine := ts.newAccount("Fine", "", "12345678Z")
 			hang := newSink(t)
 			release := make(chan struct{})
-			var hanging, mostHanging atomic.Int32
+			// Each hung request's span at the sink ends when the sender gives
+			// up, by the sender's clock: at most the attempt timeout after
+			// it arrived. The sink itself may learn that the connection
+			// closed much later on a loaded machine, while the next attempt
+			// is already on its way.
+			var mu sync.Mutex
+			var spans [][2]time.Time // arrival, and end (zero while open)
 			hang.setRespond(func(_ int, w http.ResponseWriter, r *http.Request) {
-				n := hanging.Add(1)
-				defer hanging.Add(-1)
-				for m := mostHanging.Load(); n > m && !mostHanging.CompareAndSwap(m, n); m = mostHanging.Load() {
-				}
+				mu.Lock()
+				i := len(spans)
+				spans = append(spans, [2]time.Time{time.Now()})
+				mu.Unlock()
 				select {
 				case <-release:
 				case <-r.Context().Done():
 				}
+				mu.Lock()
+				spans[i][1] = time.Now()
+				mu.Unlock()
 			})
 			defer close(release)
 			fast := newSink(t)
@@ -204,9 +214,44 @@ func TestHangingEndpointDoesNotHoldOthers(t *testing.T) {
 			if slowest >= attemptTimeout {
 				t.Errorf("a delivery to the healthy endpoint took %s, as long as a hung attempt (%s): it waited behind the backlog", slowest, attemptTimeout)
 			}
-			if n := mostHanging.Load(); n > 8 {
+			mu.Lock()
+			n := mostAtOnce(spans, attemptTimeout, time.Now())
+			mu.Unlock()
+			if n > 8 {
 				t.Errorf("the hanging endpoint had %d requests at once, want at most its cap of 8", n)
 			}
 		})
 	}
+}
+
+// mostAtOnce is the most spans open at one time. A span ends when the
+// sender gives up at the latest, attemptTimeout after it arrived by the
+// sender's clock: the sink may learn that the connection closed much later
+// on a loaded machine, while the next attempt is already on its way. A span
+// still open ends now.
+func mostAtOnce(spans [][2]time.Time, attemptTimeout time.Duration, now time.Time) int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	var edges []edge
+	for _, s := range spans {
+		end := s[1]
+		if end.IsZero() {
+			end = now
+		}
+		if limit := s[0].Add(attemptTimeout); end.After(limit) {
+			end = limit
+		}
+		edges = append(edges, edge{s[0], 1}, edge{end, -1})
+	}
+	// Ends sort before starts at the same instant: a slot handed over is
+	// not two at once.
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Or(a.at.Compare(b.at), cmp.Compare(a.delta, b.delta)) })
+	most, open := 0, 0
+	for _, e := range edges {
+		open += e.delta
+		most = max(most, open)
+	}
+	return most
 }
