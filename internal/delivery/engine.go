@@ -159,6 +159,9 @@ type dispatcher struct {
 	inflight   int
 	records    []*webhooks.AttemptRecord // ended attempts not yet stored
 	aborted    []*webhooks.Claim         // claims to hand back
+	// next is the earliest scheduled attempt known at nextAsked, and
+	// since learned from records (see nextScheduled).
+	next, nextAsked time.Time
 }
 
 // collect takes in a finished attempt.
@@ -206,7 +209,7 @@ func (d *dispatcher) loop(ctx context.Context) {
 			}
 		}
 		wait := d.cfg.PollInterval
-		if next, err := d.cfg.Store.NextScheduled(ctx, d.cfg.Now()); err == nil && !next.IsZero() {
+		if next := d.nextScheduled(ctx); !next.IsZero() {
 			wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
 		}
 		timer.Reset(wait)
@@ -225,6 +228,26 @@ func (d *dispatcher) loop(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// nextScheduled returns the earliest attempt scheduled after now that the
+// dispatcher knows of, or the zero time. Asking the store is a round trip
+// on the dispatcher's path, which under load waits every few milliseconds;
+// so while attempts are in flight (their ends wake it anyway) it asks at
+// most once per poll interval, and learns the retries it schedules itself
+// from its own records. Retries scheduled elsewhere (another process, the
+// API) come with a wake-up, and the poll is the safety net, as before.
+func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
+	now := d.cfg.Now()
+	if d.inflight > 0 && now.Sub(d.nextAsked) < d.cfg.PollInterval && (d.next.IsZero() || d.next.After(now)) {
+		return d.next
+	}
+	next, err := d.cfg.Store.NextScheduled(ctx, now)
+	if err != nil {
+		return time.Time{}
+	}
+	d.next, d.nextAsked = next, now
+	return next
 }
 
 // claim stores the ended attempts and claims up to limit due deliveries,
@@ -260,6 +283,10 @@ func (d *dispatcher) stored() {
 	}
 	for _, r := range d.records {
 		d.cfg.Metrics.Recorded(r)
+		if t := r.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
+			(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {
+			d.next = t.NextAttemptAt
+		}
 	}
 	if d.cfg.Recorded != nil {
 		d.cfg.Recorded(d.records)

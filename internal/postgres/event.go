@@ -66,67 +66,82 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 
 // RegisterEvent implements webhooks.Store.
 //
-// It makes four round trips whatever the event: BEGIN; one pipelined batch
-// of reads (the Idempotency-Key, the event's company and account, the
-// locks, the candidate endpoints); one batch of writes (the event, its
-// deliveries, the key, the notification); COMMIT. Round trips, not
+// It makes two round trips whatever the event: one pipelined batch opens
+// the transaction and reads (the Idempotency-Key, the event's company and
+// account, the locks, the candidate endpoints); the other writes (the
+// event, its deliveries, the key) and commits. Round trips, not
 // statements, are what registration costs on a busy machine.
-func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
-	var (
-		first      *webhooks.Event
-		deliveries []*webhooks.Delivery
-	)
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		var eventID string
-		c, err := readCandidates(ctx, tx, ev, key, &eventID)
-		if err != nil {
-			return err
-		}
-		if eventID != "" {
-			first, err = findEvent(ctx, tx, eventID)
-			return err
-		}
-		if deliveries, err = webhooks.Route(ev, c, ev.Created); err != nil {
-			return err
-		}
-		// Queued statements run in order: the event first, since the key
-		// and the deliveries refer to it.
-		var b pgx.Batch
-		b.Queue(`INSERT INTO events (`+eventCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-			ev.ID, ev.Type, ev.APIVersion, ev.Livemode, ev.Test, nullString(ev.CorrelationID),
-			ev.AccountID, nullString(ev.CompanyID), []byte(ev.Object), ts(ev.Created))
-		if key != nil {
-			// An expired key is forgotten: the new event takes it over.
-			b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
-				key.Key, key.RequestHash, ev.ID, ts(key.Created))
-		}
-		inserted := queueDeliveries(&b, deliveries)
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		deliveries = inserted()
-		if slices.ContainsFunc(deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
-			notifyOnCommit(tx)
-		}
-		return nil
-	})
+func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (first *webhooks.Event, deliveries []*webhooks.Delivery, created bool, err error) {
+	defer func() { err = txError(err) }()
+	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if first != nil {
-		return first, nil, false, nil
+	defer conn.Release()
+	open := true
+	defer func() {
+		if open {
+			// The transaction may be open, or aborted by a failed
+			// statement: end it before the connection goes back.
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			conn.Exec(rctx, `ROLLBACK`)
+		}
+	}()
+	var b pgx.Batch
+	b.Queue(`BEGIN`)
+	var eventID string
+	candidates := queueCandidates(&b, ev, key, &eventID)
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, nil, false, err
+	}
+	c, err := candidates()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if eventID != "" {
+		// A repeat: the first event, read in the still-open transaction,
+		// which the deferred ROLLBACK ends (it wrote nothing).
+		first, err = findEvent(ctx, conn, eventID)
+		return first, nil, false, err
+	}
+	if deliveries, err = webhooks.Route(ev, c, ev.Created); err != nil {
+		return nil, nil, false, err
+	}
+	// Queued statements run in order: the event first, since the key and
+	// the deliveries refer to it.
+	b = pgx.Batch{}
+	b.Queue(`INSERT INTO events (`+eventCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		ev.ID, ev.Type, ev.APIVersion, ev.Livemode, ev.Test, nullString(ev.CorrelationID),
+		ev.AccountID, nullString(ev.CompanyID), []byte(ev.Object), ts(ev.Created))
+	if key != nil {
+		// An expired key is forgotten: the new event takes it over.
+		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
+			key.Key, key.RequestHash, ev.ID, ts(key.Created))
+	}
+	inserted := queueDeliveries(&b, deliveries)
+	// A failed statement skips the rest of the batch, COMMIT included; the
+	// deferred ROLLBACK then ends the aborted transaction.
+	b.Queue(`COMMIT`)
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, nil, false, err
+	}
+	open = false
+	deliveries = inserted()
+	if slices.ContainsFunc(deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
+		s.notifyCommitted()
 	}
 	return ev, deliveries, true, nil
 }
 
-// readCandidates reads, in one pipelined batch, what registering ev needs:
-// the Idempotency-Key (setting *repeat to the first event's id when the key
-// repeats a recent request), ev's account (filled from its company), and the
-// endpoints it may reach.
-func readCandidates(ctx context.Context, tx pgx.Tx, ev *webhooks.Event, key *webhooks.IdempotencyKey, repeat *string) (webhooks.Candidates, error) {
+// queueCandidates queues in b the reads of what registering ev needs: the
+// Idempotency-Key, ev's account (filled from its company), and the
+// endpoints it may reach. Once b is sent, the returned function checks them
+// and sorts the endpoints, or sets *repeat to the first event's id when the
+// key repeats a recent request.
+func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.IdempotencyKey, repeat *string) func() (webhooks.Candidates, error) {
 	var c webhooks.Candidates
-	var b pgx.Batch
 	var hash []byte
 	var keyEvent string
 	var keyCreated pgtype.Timestamptz
@@ -181,39 +196,38 @@ func readCandidates(ctx context.Context, tx pgx.Tx, ev *webhooks.Event, key *web
 			endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhooks.Endpoint, error) { return scanEndpoint(r) })
 			return err
 		})
-	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-		return c, err
-	}
-	if keyFound && key.Created.Sub(fromTS(keyCreated)) < webhooks.IdempotencyWindow {
-		if !bytes.Equal(hash, key.RequestHash) {
-			return c, webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+	return func() (webhooks.Candidates, error) {
+		if keyFound && key.Created.Sub(fromTS(keyCreated)) < webhooks.IdempotencyWindow {
+			if !bytes.Equal(hash, key.RequestHash) {
+				return c, webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+			}
+			*repeat = keyEvent
+			return c, nil
 		}
-		*repeat = keyEvent
+		if ev.CompanyID != "" {
+			if !companyAccount.Valid {
+				return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
+			}
+			if ev.AccountID != "" && ev.AccountID != companyAccount.String {
+				return c, webhooks.Errorf(webhooks.EUNPROCESSABLE, "company %s does not belong to account %s.", ev.CompanyID, ev.AccountID)
+			}
+		}
+		if !account.Valid {
+			return c, webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", ev.AccountID)
+		}
+		ev.AccountID = account.String
+		for _, e := range endpoints {
+			switch {
+			case e.Scope == webhooks.ScopeCompany:
+				c.Company = append(c.Company, e)
+			case e.AccountID == ev.AccountID:
+				c.Own = append(c.Own, e)
+			default:
+				c.Manager = append(c.Manager, e)
+			}
+		}
 		return c, nil
 	}
-	if ev.CompanyID != "" {
-		if !companyAccount.Valid {
-			return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
-		}
-		if ev.AccountID != "" && ev.AccountID != companyAccount.String {
-			return c, webhooks.Errorf(webhooks.EUNPROCESSABLE, "company %s does not belong to account %s.", ev.CompanyID, ev.AccountID)
-		}
-	}
-	if !account.Valid {
-		return c, webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", ev.AccountID)
-	}
-	ev.AccountID = account.String
-	for _, e := range endpoints {
-		switch {
-		case e.Scope == webhooks.ScopeCompany:
-			c.Company = append(c.Company, e)
-		case e.AccountID == ev.AccountID:
-			c.Own = append(c.Own, e)
-		default:
-			c.Manager = append(c.Manager, e)
-		}
-	}
-	return c, nil
 }
 
 // companyEndpointsOf is the company whose endpoints ev may reach: its

@@ -216,11 +216,24 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return err
 	})
 	if err == nil && notify {
-		select {
-		case s.notify <- struct{}{}:
-		default: // one is already due
-		}
+		s.notifyCommitted()
 	}
+	return txError(err)
+}
+
+// notifyCommitted asks the notifier to wake every process's workers: a
+// transaction that made deliveries due has committed.
+func (s *Store) notifyCommitted() {
+	select {
+	case s.notify <- struct{}{}:
+	default: // one is already due
+	}
+}
+
+// txError is a transaction's error as the store reports it: the domain's
+// errors as they are, the database's wrapped (and so reported as
+// internal).
+func txError(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "22021" {
 		// Text columns refuse NUL and invalid UTF-8, which SQLite stores
@@ -255,7 +268,6 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// notify wakes every process's workers when tx commits.
 // notifyOnCommit asks inTx to wake every process's workers once the
 // transaction commits.
 //
@@ -367,8 +379,12 @@ const vacuumInterval = 2 * time.Second
 // partial indexes each claim reads through until a vacuum removes them.
 // Autovacuum wakes up once a minute at best, by which time a busy queue has
 // hundreds of thousands; a vacuum every few seconds costs little, since
-// only the pages changed since the last one are read. SKIP_LOCKED: when
-// another process is vacuuming, this one lets it.
+// only the pages changed since the last one are read.
+//
+// Every process runs a vacuumer, but the table needs one vacuum per
+// interval, not one per process: each skips its turn when the table was
+// vacuumed within the interval (by another process, or by autovacuum), and
+// SKIP_LOCKED lets one that is vacuuming now finish alone.
 func (s *Store) vacuumer() {
 	defer close(s.vacuumDone)
 	t := time.NewTicker(vacuumInterval)
@@ -380,7 +396,13 @@ func (s *Store) vacuumer() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(s.closed, time.Minute)
-		if _, err := s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) deliveries`); err != nil && s.closed.Err() == nil {
+		var due bool
+		err := s.pool.QueryRow(ctx, `SELECT coalesce(greatest(last_vacuum, last_autovacuum) < now() - $1 * interval '1 millisecond', true)
+			FROM pg_stat_user_tables WHERE relid = 'deliveries'::regclass`, (vacuumInterval * 9 / 10).Milliseconds()).Scan(&due)
+		if err == nil && due {
+			_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) deliveries`)
+		}
+		if err != nil && s.closed.Err() == nil {
 			s.log.Warn("postgres: vacuum of the deliveries failed", "err", err)
 		}
 		cancel()
