@@ -42,6 +42,14 @@ type Config struct {
 	// PollInterval is the safety net: the engine looks for due work at
 	// least this often, even if nothing woke it.
 	PollInterval time.Duration
+	// RecordApart stores the attempts that end in transactions of their
+	// own, as they end, beside the dispatcher's claims; otherwise each
+	// claim transaction stores the attempts that ended since the last one.
+	// Apart suits a database of many connections (PostgreSQL): records and
+	// claims run in parallel, and a slot frees as soon as its record
+	// commits. Together suits one writer (SQLite), where a second
+	// transaction would only queue behind the first.
+	RecordApart bool
 	// ShutdownGrace is how long Run waits, once its context ends, for the
 	// attempts in flight to finish before it aborts them and hands their
 	// deliveries back. Defaults to AttemptTimeout plus one second.
@@ -126,15 +134,22 @@ func (e *Engine) Wake() {
 // up to ShutdownGrace for the attempts in flight, aborts and hands back the
 // rest, and stores every result it has.
 //
-// One goroutine (this one) talks to the store: each of its transactions
-// stores the attempts that ended since the last one and claims as many due
-// deliveries as there are free workers. An attempt's claim thus ends in the
-// same transaction that hands its endpoint's slot to the next delivery.
+// The dispatcher (this goroutine) claims as many due deliveries as there
+// are free workers, one transaction at a time. An attempt's claim holds its
+// endpoint's slot until its record commits: with RecordApart a recorder
+// goroutine stores the records as attempts end and then wakes the
+// dispatcher to hand the slots on; otherwise each claim transaction stores
+// the records of the attempts that ended since the last one, and so hands
+// their slots on itself.
 func (e *Engine) Run(ctx context.Context) error {
 	// Attempts outlive ctx: a SIGTERM lets them finish within the grace.
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
-	d := &dispatcher{Engine: e, attemptCtx: attemptCtx}
+	stop := make(chan struct{})
+	d := &dispatcher{Engine: e, attemptCtx: attemptCtx, rec: newRecorder(e)}
+	if e.cfg.RecordApart {
+		go d.rec.run(stop)
+	}
 	d.loop(ctx)
 
 	grace := time.NewTimer(e.cfg.ShutdownGrace)
@@ -148,7 +163,13 @@ func (e *Engine) Run(ctx context.Context) error {
 			abort()
 		}
 	}
-	d.flush()
+	if e.cfg.RecordApart {
+		close(stop)
+		<-d.rec.done
+	} else {
+		d.rec.flush(d.rec.take())
+	}
+	d.release()
 	return nil
 }
 
@@ -157,8 +178,8 @@ type dispatcher struct {
 	*Engine
 	attemptCtx context.Context
 	inflight   int
-	records    []*webhooks.AttemptRecord // ended attempts not yet stored
-	aborted    []*webhooks.Claim         // claims to hand back
+	rec        *recorder
+	aborted    []*webhooks.Claim // claims to hand back
 	// next is the earliest scheduled attempt known at nextAsked, and
 	// since learned from records (see nextScheduled).
 	next, nextAsked time.Time
@@ -170,8 +191,13 @@ func (d *dispatcher) collect(r result) {
 	d.cfg.Metrics.InFlight(d.inflight)
 	if r.record == nil {
 		d.aborted = append(d.aborted, r.claim)
-	} else {
-		d.records = append(d.records, r.record)
+		return
+	}
+	d.rec.add(r.record)
+	// The dispatcher learns the retries it schedules (see nextScheduled).
+	if t := r.record.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
+		(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {
+		d.next = t.NextAttemptAt
 	}
 }
 
@@ -190,9 +216,14 @@ func (d *dispatcher) loop(ctx context.Context) {
 			}
 		}
 		limit := min(d.cfg.Concurrency-d.inflight, DefaultBatchSize)
-		if limit > 0 || len(d.records) > 0 {
-			n, err := d.claim(ctx, limit)
+		var records []*webhooks.AttemptRecord
+		if !d.cfg.RecordApart {
+			records = d.rec.take()
+		}
+		if limit > 0 || len(records) > 0 {
+			n, err := d.claim(ctx, limit, records)
 			if err != nil {
+				d.rec.putBack(records)
 				if ctx.Err() != nil {
 					return
 				}
@@ -213,13 +244,21 @@ func (d *dispatcher) loop(ctx context.Context) {
 			wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
 		}
 		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return
-		case <-d.wake:
-		case <-timer.C:
-		case r := <-d.results:
-			d.collect(r)
+		for waiting := true; waiting; {
+			select {
+			case <-ctx.Done():
+				return
+			case <-d.wake:
+				waiting = false
+			case <-timer.C:
+				waiting = false
+			case r := <-d.results:
+				d.collect(r)
+				// Its slot is free once its record is stored: the
+				// recorder wakes the dispatcher then, or the next claim
+				// stores it.
+				waiting = d.cfg.RecordApart
+			}
 		}
 		if !timer.Stop() {
 			select {
@@ -233,9 +272,9 @@ func (d *dispatcher) loop(ctx context.Context) {
 // nextScheduled returns the earliest attempt scheduled after now that the
 // dispatcher knows of, or the zero time. Asking the store is a round trip
 // on the dispatcher's path, which under load waits every few milliseconds;
-// so while attempts are in flight (their ends wake it anyway) it asks at
-// most once per poll interval, and learns the retries it schedules itself
-// from its own records. Retries scheduled elsewhere (another process, the
+// so while attempts are in flight (their records wake it anyway) it asks
+// at most once per poll interval, and learns the retries it schedules
+// itself from its own records. Retries scheduled elsewhere (another process, the
 // API) come with a wake-up, and the poll is the safety net, as before.
 func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 	now := d.cfg.Now()
@@ -250,9 +289,9 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 	return next
 }
 
-// claim stores the ended attempts and claims up to limit due deliveries,
-// starting their attempts.
-func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
+// claim stores records and claims up to limit due deliveries, starting
+// their attempts.
+func (d *dispatcher) claim(ctx context.Context, limit int, records []*webhooks.AttemptRecord) (int, error) {
 	now := d.cfg.Now()
 	claims, err := d.cfg.Store.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
@@ -260,12 +299,14 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 		Token:       webhooks.NewID(),
 		LeaseUntil:  now.Add(d.cfg.Lease),
 		PerEndpoint: d.cfg.PerEndpoint,
-		Records:     d.records,
+		Records:     records,
 	})
 	if err != nil {
 		return 0, err
 	}
-	d.stored()
+	if len(records) > 0 {
+		d.rec.stored(records)
+	}
 	for _, c := range claims {
 		d.inflight++
 		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()
@@ -276,47 +317,28 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	return len(claims), nil
 }
 
-// stored reports the records just stored.
-func (d *dispatcher) stored() {
-	if len(d.records) == 0 {
+// release hands back the claims of the attempts shutdown aborted, retrying
+// for a while: a claim not handed back lapses, later.
+func (d *dispatcher) release() {
+	if len(d.aborted) == 0 {
 		return
 	}
-	for _, r := range d.records {
-		d.cfg.Metrics.Recorded(r)
-		if t := r.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
-			(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {
-			d.next = t.NextAttemptAt
-		}
-	}
-	if d.cfg.Recorded != nil {
-		d.cfg.Recorded(d.records)
-	}
-	d.records = nil
-}
-
-// flush stores the last records and hands back aborted claims, retrying for
-// a while: an attempt whose record is lost is made again once its claim
-// lapses, so the worst outcome of giving up is a repeated attempt.
-func (d *dispatcher) flush() {
 	deadline := time.Now().Add(30 * time.Second)
 	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := d.cfg.Store.RecordAttempts(ctx, d.records)
-		if err == nil {
-			d.stored()
-			for _, c := range d.aborted {
-				if err = d.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
-					break
-				}
+		var err error
+		for len(d.aborted) > 0 && err == nil {
+			c := d.aborted[0]
+			if err = d.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err == nil {
+				d.aborted = d.aborted[1:]
 			}
 		}
 		cancel()
 		if err == nil {
-			d.aborted = nil
 			return
 		}
 		if time.Now().After(deadline) {
-			d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
+			d.cfg.Logger.Error("delivery: could not hand back aborted attempts; they will be made again when their claims lapse", "attempts", len(d.aborted), "err", err)
 			return
 		}
 		time.Sleep(backoff)

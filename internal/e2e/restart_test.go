@@ -63,24 +63,31 @@ func undelivered(t *testing.T, path string) []string {
 }
 
 // TestRestartMidBacklog stops the service in the middle of a backlog and
-// starts a new one on the same file: every accepted event arrives.
+// starts a new one on the same database: every accepted event arrives, on
+// both backends.
 func TestRestartMidBacklog(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		grace time.Duration // tiny: in-flight attempts are aborted and handed back
+		name    string
+		backend string
+		grace   time.Duration // tiny: in-flight attempts are aborted and handed back
 	}{
-		{"graceful", 5 * time.Second},
-		{"aborted", time.Millisecond},
+		{"graceful", "sqlite", 5 * time.Second},
+		{"aborted", "sqlite", time.Millisecond},
+		{"graceful", "postgres", 5 * time.Second},
+		{"aborted", "postgres", time.Millisecond},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.backend+"/"+tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "webhooks.db")
 			// The attempt timeout outlasts the gate below: on a loaded
 			// machine registering the backlog takes seconds, and an attempt
 			// timed out there would wait a minute for its retry.
-			slow := func(c *service.Config) {
+			opts := []options{func(c *service.Config) {
 				c.PerEndpoint, c.ShutdownGrace, c.AttemptTimeout = 4, tc.grace, 30*time.Second
+			}}
+			if tc.backend == "postgres" {
+				opts = append(opts, withPostgres(t))
 			}
-			ts := startService(t, path, slow)
+			ts := startService(t, path, opts...)
 			acme := ts.newAccount("Acme", "", "B12345674")
 			s := newSink(t)
 			// The sink holds every request until the whole backlog is
@@ -104,11 +111,14 @@ func TestRestartMidBacklog(t *testing.T) {
 
 			// The state the stop left, to explain a delivery that never
 			// arrives: its lease, its state and its attempts.
-			stuck := undelivered(t, path)
+			var stuck []string
+			if tc.backend == "sqlite" {
+				stuck = undelivered(t, path)
+			}
 
-			ts2 := startService(t, path, slow)
+			ts2 := startService(t, path, opts...)
 			defer func() {
-				if t.Failed() {
+				if t.Failed() && tc.backend == "sqlite" {
 					t.Logf("left by the stop, not delivered:\n%s", strings.Join(stuck, "\n"))
 					ts2.stop()
 					t.Logf("still not delivered:\n%s", strings.Join(undelivered(t, path), "\n"))

@@ -27,15 +27,19 @@ func seedBacklog(b *testing.B, s *Store, endpoints, n int) {
 			SELECT gen_random_uuid(), 'invoice.sent', '2026-09-23', true, false, $1, $2, '{}', $3 FROM generate_series(1, $4)
 			RETURNING id
 		)
-		INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, body, created, updated)
-		SELECT gen_random_uuid(), ($5::uuid[])[1 + rn % cardinality($5::uuid[])], id, 'invoice.sent', 'pending', 0,
-			$3::timestamptz + rn * interval '1 millisecond', false, '{}'::bytea, $3, $3
-		FROM (SELECT id, row_number() OVER () AS rn FROM ev) e`,
+		, d AS (
+			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, body, created, updated)
+			SELECT gen_random_uuid(), ($5::uuid[])[1 + rn % cardinality($5::uuid[])], id, 'invoice.sent', 'pending', 0,
+				$3::timestamptz + rn * interval '1 millisecond', false, '{}'::bytea, $3, $3
+			FROM (SELECT id, row_number() OVER () AS rn FROM ev) e
+			RETURNING id, endpoint_id, next_attempt_at
+		)
+		INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM d`,
 		a.ID, c.ID, t0, n, eps)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.pool.Exec(context.Background(), `ANALYZE deliveries`); err != nil {
+	if _, err := s.pool.Exec(context.Background(), `ANALYZE deliveries; ANALYZE queue`); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -13,11 +13,11 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// claimedSelect turns the deliveries of a statement's "claimed" CTE into
-// claims with their endpoints, oldest due first.
-var claimedSelect = `SELECT ` + prefixed("c", deliveryCols) + `, ` + prefixed("e", endpointCols) + `
-	FROM claimed c JOIN endpoints e ON e.id = c.endpoint_id
-	ORDER BY c.next_attempt_at, c.id`
+// claimedSelect turns the queue rows of a statement's "claimed" CTE into
+// claims with their deliveries and endpoints, oldest due first.
+var claimedSelect = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e", endpointCols) + `
+	FROM claimed c JOIN deliveries d ON d.id = c.delivery_id JOIN endpoints e ON e.id = d.endpoint_id
+	ORDER BY c.due, c.delivery_id`
 
 // Claim sizes.
 const (
@@ -98,10 +98,10 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) (c
 		if last != nil {
 			afterDue, afterID = last.due, &last.id
 		}
-		b.Queue(`SELECT id, endpoint_id, next_attempt_at FROM deliveries
-			WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
-			AND ($3::timestamptz IS NULL OR (next_attempt_at, id) > ($3, $4::uuid))
-			ORDER BY next_attempt_at, id LIMIT $2
+		b.Queue(`SELECT delivery_id, endpoint_id, due FROM queue
+			WHERE due IS NOT NULL AND NOT parked AND due <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
+			AND ($3::timestamptz IS NULL OR (due, delivery_id) > ($3, $4::uuid))
+			ORDER BY due, delivery_id LIMIT $2
 			FOR UPDATE SKIP LOCKED`, ts(r.Now), chunk, afterDue, afterID).Query(collect(true))
 	}
 
@@ -178,7 +178,7 @@ func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []c
 		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
 	}
 	b.Queue(`WITH held AS (
-			SELECT endpoint_id, count(*) AS n FROM deliveries
+			SELECT endpoint_id, count(*) AS n FROM queue
 			WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
 		), ranked AS (
 			SELECT c.id, c.ord, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
@@ -187,12 +187,12 @@ func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []c
 		), picked AS (
 			SELECT id FROM ranked WHERE nth <= $4 ORDER BY ord LIMIT $7
 		), parked AS (
-			UPDATE deliveries d SET parked = true FROM ranked
-			WHERE d.id = ranked.id AND ranked.nth > $4 AND NOT d.parked
+			UPDATE queue q SET parked = true FROM ranked
+			WHERE q.delivery_id = ranked.id AND ranked.nth > $4 AND NOT q.parked
 		), claimed AS (
-			UPDATE deliveries d SET lease_token = $5, lease_expires = $6, parked = false FROM picked
-			WHERE d.id = picked.id
-			RETURNING d.*
+			UPDATE queue q SET lease_token = $5, lease_expires = $6, parked = false FROM picked
+			WHERE q.delivery_id = picked.id
+			RETURNING q.delivery_id, q.due
 		) `+claimedSelect,
 		ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil), limit).
 		Query(func(rows pgx.Rows) error {
@@ -213,20 +213,20 @@ type candidate struct {
 // locking them; $3 bounds the total. The endpoints are found with a loose
 // index scan: one probe each, however deep its queue.
 const qParked = `WITH RECURSIVE ep(id) AS (
-		SELECT (SELECT endpoint_id FROM deliveries WHERE status = 'pending' AND parked ORDER BY endpoint_id LIMIT 1)
+		SELECT (SELECT endpoint_id FROM queue WHERE parked ORDER BY endpoint_id LIMIT 1)
 		UNION ALL
-		SELECT (SELECT endpoint_id FROM deliveries WHERE status = 'pending' AND parked AND endpoint_id > ep.id ORDER BY endpoint_id LIMIT 1)
+		SELECT (SELECT endpoint_id FROM queue WHERE parked AND endpoint_id > ep.id ORDER BY endpoint_id LIMIT 1)
 		FROM ep WHERE ep.id IS NOT NULL
 	), free AS (
-		SELECT ep.id, $2 - (SELECT count(*) FROM deliveries h WHERE h.endpoint_id = ep.id AND h.lease_expires > $1) AS n
+		SELECT ep.id, $2 - (SELECT count(*) FROM queue h WHERE h.endpoint_id = ep.id AND h.lease_expires > $1) AS n
 		FROM ep WHERE ep.id IS NOT NULL
 	)
-	SELECT x.id, x.endpoint_id, x.next_attempt_at FROM free, LATERAL (
-		SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE endpoint_id = free.id AND status = 'pending' AND parked
-		ORDER BY next_attempt_at, id LIMIT greatest(free.n, 0) FOR UPDATE SKIP LOCKED) x
+	SELECT x.delivery_id, x.endpoint_id, x.due FROM free, LATERAL (
+		SELECT delivery_id, endpoint_id, due FROM queue
+		WHERE endpoint_id = free.id AND parked
+		ORDER BY due, delivery_id LIMIT greatest(free.n, 0) FOR UPDATE SKIP LOCKED) x
 	WHERE free.n > 0
-	ORDER BY x.next_attempt_at, x.id LIMIT $3`
+	ORDER BY x.due, x.delivery_id LIMIT $3`
 
 // collectClaims reads the rows of claimedSelect into claims, appended to
 // claims. Claims of one endpoint share its *Endpoint.
@@ -253,15 +253,17 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 
 // RecordAttempts implements webhooks.Store.
 //
-// One statement records the whole batch. The deliveries are locked in id
-// order first, the order every statement that changes several deliveries
-// uses. A record counts only if its token still holds the claim (fencing: a
-// claim that lapsed and was taken by another worker records nothing), and
-// for a delivery listed twice only the first such record counts, since it
-// clears the claim (as the SQLite store's record-by-record loop does).
-// While the delivery is pending the attempt decides its state; if its
-// endpoint was disabled or deleted during the attempt, the delivery already
-// ended failed, and only a success still changes that.
+// Two statements record the whole batch. The first locks the deliveries in
+// id order, then their queue rows: the order every statement that changes
+// several deliveries uses. A record counts only if its token still holds
+// the claim (fencing: a claim that lapsed and was taken by another worker
+// records nothing), and for a delivery listed twice only the first such
+// record counts, since it clears the claim (as the SQLite store's
+// record-by-record loop does). While the delivery is pending the attempt
+// decides its state; if its endpoint was disabled or deleted during the
+// attempt, the delivery already ended failed, and only a success still
+// changes that. The queue row goes when the delivery is no longer pending,
+// and otherwise waits for the next attempt.
 func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error {
 	if len(records) == 0 {
 		return nil
@@ -318,15 +320,15 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			bodies[i] = []byte{}
 		}
 	}
+	b.Queue(`WITH l AS (SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE)
+		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, ids)
 	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[])
 					WITH ORDINALITY AS r(delivery_id, token, number, response_status, status, reason, next_attempt_at,
 						updated, started_at, duration_ms, response_body, error, manual, ord)
-			), l AS (
-				SELECT id, lease_token FROM deliveries WHERE id IN (SELECT delivery_id FROM r) ORDER BY id FOR UPDATE
 			), m AS (
-				SELECT DISTINCT ON (r.delivery_id) r.* FROM r JOIN l ON l.id = r.delivery_id AND l.lease_token = r.token
+				SELECT DISTINCT ON (r.delivery_id) r.* FROM r JOIN queue q ON q.delivery_id = r.delivery_id AND q.lease_token = r.token
 				ORDER BY r.delivery_id, r.ord
 			), u AS (
 				UPDATE deliveries d SET
@@ -335,9 +337,14 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 					status = CASE WHEN d.status = 'pending' OR m.status = 'delivered' THEN m.status ELSE d.status END,
 					reason = CASE WHEN d.status = 'pending' OR m.status = 'delivered' THEN m.reason ELSE d.reason END,
 					next_attempt_at = CASE WHEN d.status = 'pending' OR m.status = 'delivered' THEN m.next_attempt_at ELSE d.next_attempt_at END,
-					manual = false, lease_token = NULL, lease_expires = NULL, updated = m.updated
-				FROM m WHERE d.id = m.delivery_id AND d.lease_token = m.token
-				RETURNING d.id
+					manual = false, updated = m.updated
+				FROM m WHERE d.id = m.delivery_id
+				RETURNING d.id, d.status, d.next_attempt_at
+			), ended AS (
+				DELETE FROM queue q USING u WHERE q.delivery_id = u.id AND u.status <> 'pending'
+			), rescheduled AS (
+				UPDATE queue q SET due = u.next_attempt_at, parked = false, lease_token = NULL, lease_expires = NULL
+				FROM u WHERE q.delivery_id = u.id AND u.status = 'pending'
 			)
 			INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
 			SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
@@ -352,16 +359,22 @@ func validText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// ReleaseClaims implements webhooks.Store.
+// ReleaseClaims implements webhooks.Store. A released delivery is due
+// again at once; one that ended during the attempt (its endpoint was
+// disabled or deleted) leaves the queue.
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
 	ids = validIDs(ids)
 	if len(ids) == 0 {
 		return nil
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE deliveries d SET lease_token = NULL, lease_expires = NULL
-			FROM (SELECT id FROM deliveries WHERE lease_token = $1 AND id = ANY ($2::uuid[]) ORDER BY id FOR UPDATE) l
-			WHERE d.id = l.id AND d.lease_token = $1`, token, ids)
+		_, err := tx.Exec(ctx, `WITH l AS (
+				SELECT delivery_id, due FROM queue WHERE lease_token = $1 AND delivery_id = ANY ($2::uuid[]) ORDER BY delivery_id FOR UPDATE
+			), ended AS (
+				DELETE FROM queue q USING l WHERE q.delivery_id = l.delivery_id AND l.due IS NULL
+			)
+			UPDATE queue q SET lease_token = NULL, lease_expires = NULL
+			FROM l WHERE q.delivery_id = l.delivery_id AND l.due IS NOT NULL`, token, ids)
 		return err
 	})
 }
@@ -369,8 +382,8 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 // NextScheduled implements webhooks.Store.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT min(next_attempt_at) FROM deliveries
-		WHERE status = 'pending' AND NOT parked AND next_attempt_at > $1`, ts(now)).Scan(&next)
+	err := s.pool.QueryRow(ctx, `SELECT min(due) FROM queue
+		WHERE due IS NOT NULL AND NOT parked AND due > $1`, ts(now)).Scan(&next)
 	if err != nil || next == nil {
 		return read(time.Time{}, err)
 	}

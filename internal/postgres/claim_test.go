@@ -106,7 +106,7 @@ func TestStore_ClaimDeliveries_ConcurrentCap(t *testing.T) {
 	}
 	conn := connect(t)
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(t.Context(), `SELECT endpoint_id::text, count(*) FROM `+schema+`.deliveries WHERE lease_token IS NOT NULL GROUP BY 1`)
+	rows, err := conn.Query(t.Context(), `SELECT endpoint_id::text, count(*) FROM `+schema+`.queue WHERE lease_token IS NOT NULL GROUP BY 1`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,15 +82,21 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.D
 		manual[i], bodies[i] = d.Manual, d.Body
 	}
 	var inserted []string
-	// Unlike SQLite's, a new delivery does not join its endpoint's queue of
-	// parked deliveries at once: probing the queue's partial index, full of
-	// dead entries under the queue's churn until a vacuum, cost more than
-	// the claim that parks it later.
-	b.Queue(`INSERT INTO deliveries (`+deliveryCols+`)
-		SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
-			$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
-		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
-		RETURNING id`,
+	// A pending delivery enters the work queue with its row. Unlike
+	// SQLite's, it does not join its endpoint's queue of parked deliveries
+	// at once: probing the queue's partial index, full of dead entries under
+	// the queue's churn until a vacuum, cost more than the claim that parks
+	// it later.
+	b.Queue(`WITH ins AS (
+			INSERT INTO deliveries (`+deliveryCols+`)
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
+				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
+			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
+			RETURNING id, endpoint_id, status, next_attempt_at
+		), queued AS (
+			INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM ins WHERE status = 'pending'
+		)
+		SELECT id FROM ins`,
 		ids, endpoints, events, types, rels, replayOf, statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated).
 		Query(func(rows pgx.Rows) error {
 			var err error
@@ -242,10 +248,17 @@ func resendable(ctx context.Context, tx pgx.Tx, id, action string, now time.Time
 }
 
 // rearm makes deliveries (locked by the caller) pending for one manual
-// attempt now, and returns them.
+// attempt now, and returns them. A claim still held on one (its endpoint
+// was disabled during an attempt) is dropped: that attempt records nothing.
 func rearm(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
-	rows, err := tx.Query(ctx, `UPDATE deliveries SET status = 'pending', reason = NULL, next_attempt_at = $1, manual = true,
-		parked = false, lease_token = NULL, lease_expires = NULL, updated = $1 WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols,
+	rows, err := tx.Query(ctx, `WITH u AS (
+			UPDATE deliveries SET status = 'pending', reason = NULL, next_attempt_at = $1, manual = true, updated = $1
+			WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols+`
+		), queued AS (
+			INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, $1 FROM u
+			ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, parked = false, lease_token = NULL, lease_expires = NULL
+		)
+		SELECT * FROM u`,
 		ts(now), ids)
 	if err != nil {
 		return nil, err

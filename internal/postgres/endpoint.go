@@ -200,16 +200,25 @@ func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.Endpo
 	return out, err
 }
 
-// endPending ends an endpoint's pending deliveries failed with reason. A
-// claimed one's attempt still records when it ends (see RecordAttempts).
-// The rows are locked in id order, as every statement that changes several
-// deliveries locks them, so that two such statements cannot deadlock.
+// endPending ends an endpoint's pending deliveries failed with reason, and
+// takes them out of the work queue; a claimed one keeps its claim, without
+// a due time, so that its attempt still records when it ends (see
+// RecordAttempts). The rows are locked in id order, deliveries first, as
+// every statement that changes several deliveries locks them, so that two
+// such statements cannot deadlock.
 func endPending(ctx context.Context, tx pgx.Tx, endpointID, reason string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, parked = false, updated = $3
+	var b pgx.Batch
+	b.Queue(`UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, updated = $3
 		FROM (SELECT id FROM deliveries WHERE endpoint_id = $4 AND status = 'pending' ORDER BY id FOR UPDATE) l
 		WHERE d.id = l.id AND d.status = 'pending'`,
 		webhooks.DeliveryFailed, reason, ts(now), endpointID)
-	return err
+	// A claim committed while these wait for its row is seen by the next
+	// statement (each statement reads what committed before it).
+	b.Queue(`DELETE FROM queue q USING (
+			SELECT delivery_id FROM queue WHERE endpoint_id = $1 ORDER BY delivery_id FOR UPDATE) l
+		WHERE q.delivery_id = l.delivery_id AND (q.lease_expires IS NULL OR q.lease_expires <= $2)`, endpointID, ts(now))
+	b.Queue(`UPDATE queue SET due = NULL, parked = false WHERE endpoint_id = $1`, endpointID)
+	return tx.SendBatch(ctx, &b).Close()
 }
 
 // DeleteEndpoint implements webhooks.Store.

@@ -15,14 +15,14 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	var st webhooks.QueueStats
 	var oldest *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1
+		(SELECT count(*) FROM queue WHERE due IS NOT NULL AND NOT parked AND due <= $1
 			AND (lease_expires IS NULL OR lease_expires <= $1))
-		+ (SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked),
+		+ (SELECT count(*) FROM queue WHERE parked),
 		least(
-			(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND NOT parked AND next_attempt_at <= $1
+			(SELECT min(due) FROM queue WHERE due IS NOT NULL AND NOT parked AND due <= $1
 				AND (lease_expires IS NULL OR lease_expires <= $1)),
-			(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked)),
-		(SELECT count(*) FROM deliveries WHERE lease_expires > $1)`, ts(now)).
+			(SELECT min(due) FROM queue WHERE parked)),
+		(SELECT count(*) FROM queue WHERE lease_expires > $1)`, ts(now)).
 		Scan(&st.Due, &oldest, &st.InFlight)
 	if oldest != nil {
 		st.OldestDue = oldest.UTC()
@@ -60,7 +60,7 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 			// that changes several deliveries does, so no deadlock.
 			b.Queue(`DELETE FROM deliveries d USING (
 				SELECT id FROM deliveries WHERE event_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE) l
-				WHERE d.id = l.id`, ids) // attempts go by ON DELETE CASCADE
+				WHERE d.id = l.id`, ids) // attempts and queue rows go by ON DELETE CASCADE
 			b.Queue(`DELETE FROM idempotency_keys WHERE event_id = ANY ($1::uuid[])`, ids)
 			b.Queue(`DELETE FROM events WHERE id = ANY ($1::uuid[])`, ids)
 		}

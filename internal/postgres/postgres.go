@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -373,10 +374,11 @@ func isUniqueViolation(err error, constraint string) bool {
 // vacuumInterval is how often the deliveries table is vacuumed.
 const vacuumInterval = 2 * time.Second
 
-// vacuumer vacuums the deliveries table every vacuumInterval. It is the
-// work queue: each delivery is inserted, claimed and recorded, and every
-// update leaves a dead row version behind, whose entries in the queue's
-// partial indexes each claim reads through until a vacuum removes them.
+// vacuumer vacuums the work queue (and the deliveries, which change with
+// it) every vacuumInterval: each queued delivery is inserted, claimed and
+// recorded, and every change leaves a dead row version behind, whose
+// entries in the queue's indexes each claim reads through until a vacuum
+// removes them.
 // Autovacuum wakes up once a minute at best, by which time a busy queue has
 // hundreds of thousands; a vacuum every few seconds costs little, since
 // only the pages changed since the last one are read.
@@ -387,7 +389,9 @@ const vacuumInterval = 2 * time.Second
 // SKIP_LOCKED lets one that is vacuuming now finish alone.
 func (s *Store) vacuumer() {
 	defer close(s.vacuumDone)
-	t := time.NewTicker(vacuumInterval)
+	// Jittered, so that processes started together do not stay in step
+	// and all find the table due at once.
+	t := time.NewTimer(rand.N(vacuumInterval))
 	defer t.Stop()
 	for {
 		select {
@@ -395,15 +399,16 @@ func (s *Store) vacuumer() {
 			return
 		case <-t.C:
 		}
+		t.Reset(vacuumInterval*9/10 + rand.N(vacuumInterval/5))
 		ctx, cancel := context.WithTimeout(s.closed, time.Minute)
 		var due bool
 		err := s.pool.QueryRow(ctx, `SELECT coalesce(greatest(last_vacuum, last_autovacuum) < now() - $1 * interval '1 millisecond', true)
-			FROM pg_stat_user_tables WHERE relid = 'deliveries'::regclass`, (vacuumInterval * 9 / 10).Milliseconds()).Scan(&due)
+			FROM pg_stat_user_tables WHERE relid = 'queue'::regclass`, (vacuumInterval * 9 / 10).Milliseconds()).Scan(&due)
 		if err == nil && due {
-			_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) deliveries`)
+			_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) queue, deliveries`)
 		}
 		if err != nil && s.closed.Err() == nil {
-			s.log.Warn("postgres: vacuum of the deliveries failed", "err", err)
+			s.log.Warn("postgres: vacuum of the work queue failed", "err", err)
 		}
 		cancel()
 	}

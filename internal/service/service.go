@@ -117,8 +117,12 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
 	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cfg: cfg}
+	// PostgreSQL serves many connections: records go in transactions of
+	// their own, beside the claims. SQLite has one writer: they share it.
+	_, recordApart := store.(*postgres.Store)
 	s.Engine = delivery.New(delivery.Config{
 		Store:          store,
+		RecordApart:    recordApart,
 		Client:         delivery.NewClient(guard.Transport()),
 		Policy:         cfg.Policy,
 		AttemptTimeout: cfg.AttemptTimeout,
