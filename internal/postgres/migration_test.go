@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// TestMigrate_QueueKeepsWork upgrades a database from before the work
+// queue had its own table (migration 0003) with work in it: a due
+// delivery, a claimed one, and one whose endpoint was disabled during its
+// attempt. Nothing is lost: the due one is claimed, the claimed one is
+// held until its claim's attempt records, and the attempt in flight still
+// records.
+func TestMigrate_QueueKeepsWork(t *testing.T) {
+	ctx := t.Context()
+	schema := NewSchema(t)
+	conn := connect(t)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"migration/0001_init.sql", "migration/0002_hot_parent_keys.sql"} {
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, string(body)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	const (
+		account  = "01900000-0000-7000-8000-000000000001"
+		company  = "01900000-0000-7000-8000-000000000002"
+		endpoint = "01900000-0000-7000-8000-000000000003"
+		event    = "01900000-0000-7000-8000-000000000004"
+		due      = "01900000-0000-7000-8000-000000000011"
+		claimed  = "01900000-0000-7000-8000-000000000012"
+		ended    = "01900000-0000-7000-8000-000000000013"
+	)
+	for _, q := range []string{
+		`INSERT INTO accounts VALUES ('` + account + `', 'Acme', NULL, $1)`,
+		`INSERT INTO companies VALUES ('` + company + `', '` + account + `', 'B12345674', 'Acme', $1)`,
+		`INSERT INTO endpoints (id, scope, company_id, url, enabled_events, relationships, api_version, livemode, description, status, secret, created, updated)
+			VALUES ('` + endpoint + `', 'company', '` + company + `', 'https://example.com/hook', '{*}', '{}', '2026-09-23', true, '', 'enabled', 'whsec_x', $1, $1)`,
+		`INSERT INTO events (id, type, api_version, livemode, test, account_id, company_id, object, created)
+			VALUES ('` + event + `', 'invoice.sent', '2026-09-23', true, false, '` + account + `', '` + company + `', '{}', $1)`,
+		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, body, created, updated)
+			VALUES ('` + due + `', '` + endpoint + `', '` + event + `', 'invoice.sent', 'pending', 0, $1, false, '{}', $1, $1)`,
+		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, replay_of, status, attempt_count, next_attempt_at, manual, body, lease_token, lease_expires, created, updated)
+			VALUES ('` + claimed + `', '` + endpoint + `', '` + event + `', 'invoice.sent', '` + due + `', 'pending', 0, $1, false, '{}', 'token-claimed', $1::timestamptz + interval '1 hour', $1, $1)`,
+		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, replay_of, status, reason, attempt_count, manual, body, lease_token, lease_expires, created, updated)
+			VALUES ('` + ended + `', '` + endpoint + `', '` + event + `', 'invoice.sent', '` + due + `', 'failed', 'endpoint_disabled', 0, false, '{}', 'token-ended', $1::timestamptz + interval '1 hour', $1, $1)`,
+	} {
+		if _, err := conn.Exec(ctx, q, now); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+
+	s := MustOpen(t, schema) // applies 0003 and later
+	claims, err := s.ClaimDeliveries(ctx, webhooks.ClaimRequest{Now: now, Limit: 10, Token: "token-new", LeaseUntil: now.Add(time.Minute), PerEndpoint: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims) != 1 || claims[0].Delivery.ID != due {
+		t.Fatalf("claimed after the upgrade: got %d claims, want exactly the due delivery", len(claims))
+	}
+	if st, err := s.QueueStats(ctx, now); err != nil || st.InFlight != 3 {
+		t.Errorf("in flight after the upgrade: got %d (%v), want 3 (the two old claims and the new one)", st.InFlight, err)
+	}
+	delivered := func(id, token string) *webhooks.AttemptRecord {
+		return &webhooks.AttemptRecord{Token: token,
+			Attempt:    &webhooks.Attempt{DeliveryID: id, Number: 1, StartedAt: now, Duration: time.Millisecond, ResponseStatus: 200},
+			Transition: webhooks.Transition{Status: webhooks.DeliveryDelivered}}
+	}
+	if err := s.RecordAttempts(ctx, []*webhooks.AttemptRecord{delivered(claimed, "token-claimed"), delivered(ended, "token-ended")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{claimed, ended} {
+		d, err := s.FindDelivery(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Status != webhooks.DeliveryDelivered || len(d.Attempts) != 1 {
+			t.Errorf("delivery %s after its old claim's attempt recorded: %s with %d attempts, want delivered with 1", id, d.Status, len(d.Attempts))
+		}
+	}
+	if st, err := s.QueueStats(ctx, now); err != nil || st.InFlight != 1 || st.Due != 0 {
+		t.Errorf("queue after the records: %+v (%v), want the new claim alone", st, err)
+	}
+}
