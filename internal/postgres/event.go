@@ -64,18 +64,20 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	return read(list(ctx, s.pool, q, p, scanEvent))
 }
 
-// RegisterEvent implements webhooks.Store.
+// registerGroup registers the events of group in one transaction of two
+// round trips, whatever their number: one pipelined batch opens the
+// transaction and reads, for each event, its Idempotency-Key, its company
+// and account, the locks and the candidate endpoints; the other writes
+// every event, key and delivery, one statement each, and commits.
 //
-// It makes two round trips whatever the event: one pipelined batch opens
-// the transaction and reads (the Idempotency-Key, the event's company and
-// account, the locks, the candidate endpoints); the other writes (the
-// event, its deliveries, the key) and commits. Round trips, not
-// statements, are what registration costs on a busy machine.
-func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (first *webhooks.Event, deliveries []*webhooks.Delivery, created bool, err error) {
-	defer func() { err = txError(err) }()
+// A registration the domain refuses (an unknown company, a reused key) gets
+// its error in r.err and writes nothing; the others go on. An error of the
+// database fails the whole group and is returned: the caller then
+// registers each alone, so that one bad registration cannot fail others.
+func (s *Store) registerGroup(ctx context.Context, group []*registration) (err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return nil, nil, false, err
+		return err
 	}
 	defer conn.Release()
 	open := true
@@ -90,49 +92,115 @@ func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webh
 	}()
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
-	var eventID string
-	candidates := queueCandidates(&b, ev, key, &eventID)
+	checks := make([]func() (webhooks.Candidates, error), len(group))
+	repeats := make([]string, len(group)) // the first event's id, for a repeated key
+	for i, r := range group {
+		checks[i] = queueCandidates(&b, r.ev, r.key, &repeats[i])
+	}
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, nil, false, err
+		return err
 	}
-	c, err := candidates()
-	if err != nil {
-		return nil, nil, false, err
+	var registered []*registration
+	var deliveries []*webhooks.Delivery
+	var firsts []string
+	for i, r := range group {
+		c, err := checks[i]()
+		switch {
+		case err != nil:
+			r.err = err
+		case repeats[i] != "":
+			firsts = append(firsts, repeats[i])
+		default:
+			if r.deliveries, r.err = webhooks.Route(r.ev, c, r.ev.Created); r.err == nil {
+				registered = append(registered, r)
+				deliveries = append(deliveries, r.deliveries...)
+			}
+		}
 	}
-	if eventID != "" {
-		// A repeat: the first event, read in the still-open transaction,
-		// which the deferred ROLLBACK ends (it wrote nothing).
-		first, err = findEvent(ctx, conn, eventID)
-		return first, nil, false, err
-	}
-	if deliveries, err = webhooks.Route(ev, c, ev.Created); err != nil {
-		return nil, nil, false, err
-	}
-	// Queued statements run in order: the event first, since the key and
-	// the deliveries refer to it.
+	// Queued statements run in order: the events first, since the keys
+	// and the deliveries refer to them.
 	b = pgx.Batch{}
-	b.Queue(`INSERT INTO events (`+eventCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		ev.ID, ev.Type, ev.APIVersion, ev.Livemode, ev.Test, nullString(ev.CorrelationID),
-		ev.AccountID, nullString(ev.CompanyID), []byte(ev.Object), ts(ev.Created))
-	if key != nil {
-		// An expired key is forgotten: the new event takes it over.
-		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES ($1, $2, $3, $4)
-			ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
-			key.Key, key.RequestHash, ev.ID, ts(key.Created))
+	first := map[string]*webhooks.Event{}
+	if len(firsts) > 0 {
+		b.Queue(`SELECT `+eventCols+` FROM events WHERE id = ANY ($1::uuid[])`, firsts).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				e, err := scanEvent(rows)
+				if err != nil {
+					return err
+				}
+				first[e.ID] = e
+			}
+			return rows.Err()
+		})
 	}
+	queueEvents(&b, registered)
 	inserted := queueDeliveries(&b, deliveries)
 	// A failed statement skips the rest of the batch, COMMIT included; the
 	// deferred ROLLBACK then ends the aborted transaction.
 	b.Queue(`COMMIT`)
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, nil, false, err
+		return err
 	}
 	open = false
-	deliveries = inserted()
-	if slices.ContainsFunc(deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
+	kept := map[string]bool{}
+	for _, d := range inserted() {
+		kept[d.ID] = true
+	}
+	pending := false
+	for i, r := range group {
+		if repeats[i] != "" && r.err == nil {
+			if r.first = first[repeats[i]]; r.first == nil {
+				r.err = notFound("event")
+			}
+			continue
+		}
+		r.deliveries = slices.DeleteFunc(r.deliveries, func(d *webhooks.Delivery) bool { return !kept[d.ID] })
+		pending = pending || slices.ContainsFunc(r.deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending })
+	}
+	if pending {
 		s.notifyCommitted()
 	}
-	return ev, deliveries, true, nil
+	return nil
+}
+
+// queueEvents queues in b the statements that insert the events of regs
+// and their Idempotency-Keys.
+func queueEvents(b *pgx.Batch, regs []*registration) {
+	if len(regs) == 0 {
+		return
+	}
+	n := len(regs)
+	var (
+		ids, types, versions, accounts, objects = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		corrs, companies                        = make([]*string, n), make([]*string, n)
+		livemode, test                          = make([]bool, n), make([]bool, n)
+		created                                 = make([]*time.Time, n)
+		keys, keyEvents                         []string
+		hashes                                  [][]byte
+		keyCreated                              []*time.Time
+	)
+	for i, r := range regs {
+		ev := r.ev
+		ids[i], types[i], versions[i], accounts[i], objects[i] = ev.ID, ev.Type, ev.APIVersion, ev.AccountID, string(ev.Object)
+		corrs[i], companies[i] = textPtr(ev.CorrelationID), textPtr(ev.CompanyID)
+		livemode[i], test[i], created[i] = ev.Livemode, ev.Test, timePtr(ev.Created)
+		if r.key != nil {
+			keys, hashes = append(keys, r.key.Key), append(hashes, r.key.RequestHash)
+			keyEvents, keyCreated = append(keyEvents, ev.ID), append(keyCreated, timePtr(r.key.Created))
+		}
+	}
+	b.Queue(`INSERT INTO events (`+eventCols+`)
+		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[])
+			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created)`,
+		ids, types, versions, livemode, test, corrs, accounts, companies, objects, created)
+	if len(keys) > 0 {
+		// An expired key is forgotten: the new event takes it over.
+		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created)
+			SELECT * FROM unnest($1::text[], $2::bytea[], $3::uuid[], $4::timestamptz[])
+			ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
+			keys, hashes, keyEvents, keyCreated)
+	}
 }
 
 // queueCandidates queues in b the reads of what registering ev needs: the

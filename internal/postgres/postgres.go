@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -67,6 +68,9 @@ type Store struct {
 	notify       chan struct{} // to the notifier
 	notifierDone chan struct{}
 	vacuumDone   chan struct{}
+
+	registrations  chan *registration // to the registrars
+	registrarsDone sync.WaitGroup
 }
 
 var _ webhooks.Store = (*Store)(nil)
@@ -128,7 +132,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{})}
+	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{}),
+		registrations: make(chan *registration)}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -140,6 +145,10 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	go s.vacuumer()
+	for range registrars {
+		s.registrarsDone.Add(1)
+		go s.registrar()
+	}
 	return s, nil
 }
 
@@ -147,6 +156,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // be released.
 func (s *Store) Close() error {
 	s.close()
+	s.registrarsDone.Wait()
 	<-s.notifierDone
 	<-s.vacuumDone
 	s.pool.Close()
