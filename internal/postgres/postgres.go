@@ -381,27 +381,37 @@ func isUniqueViolation(err error, constraint string) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
 }
 
-// vacuumInterval is how often the deliveries table is vacuumed.
-const vacuumInterval = 2 * time.Second
+// What the vacuumer vacuums, and how often.
+var vacuums = []struct {
+	table string
+	every time.Duration
+}{
+	// The work queue: each queued delivery is inserted, claimed, and
+	// deleted or rescheduled, and every change leaves a dead row version
+	// behind, whose entries in the queue's indexes each claim reads through
+	// until a vacuum removes them. Autovacuum wakes up once a minute at
+	// best, by which time a busy queue has hundreds of thousands; the queue
+	// is small, so a vacuum every few seconds costs little.
+	{"queue", 2 * time.Second},
+	// The deliveries: one dead version per attempt (its record), which
+	// nothing on the engine's path reads. A vacuum of this large table
+	// scans its indexes whole, so it runs seldom: as a safety net beside
+	// autovacuum, which does the work where it is enabled.
+	{"deliveries", time.Minute},
+}
 
-// vacuumer vacuums the work queue (and the deliveries, which change with
-// it) every vacuumInterval: each queued delivery is inserted, claimed and
-// recorded, and every change leaves a dead row version behind, whose
-// entries in the queue's indexes each claim reads through until a vacuum
-// removes them.
-// Autovacuum wakes up once a minute at best, by which time a busy queue has
-// hundreds of thousands; a vacuum every few seconds costs little, since
-// only the pages changed since the last one are read.
-//
-// Every process runs a vacuumer, but the table needs one vacuum per
-// interval, not one per process: each skips its turn when the table was
-// vacuumed within the interval (by another process, or by autovacuum), and
-// SKIP_LOCKED lets one that is vacuuming now finish alone.
+// vacuumTick is how often the vacuumer looks for a table due.
+const vacuumTick = 2 * time.Second
+
+// vacuumer vacuums the tables of vacuums on their schedules. Every process
+// runs one, but a table needs one vacuum per period, not one per process:
+// each skips a table vacuumed within its period (by another process, or by
+// autovacuum), and SKIP_LOCKED lets one that is vacuuming now finish alone.
 func (s *Store) vacuumer() {
 	defer close(s.vacuumDone)
 	// Jittered, so that processes started together do not stay in step
-	// and all find the table due at once.
-	t := time.NewTimer(rand.N(vacuumInterval))
+	// and all find a table due at once.
+	t := time.NewTimer(rand.N(vacuumTick))
 	defer t.Stop()
 	for {
 		select {
@@ -409,17 +419,19 @@ func (s *Store) vacuumer() {
 			return
 		case <-t.C:
 		}
-		t.Reset(vacuumInterval*9/10 + rand.N(vacuumInterval/5))
-		ctx, cancel := context.WithTimeout(s.closed, time.Minute)
-		var due bool
-		err := s.pool.QueryRow(ctx, `SELECT coalesce(greatest(last_vacuum, last_autovacuum) < now() - $1 * interval '1 millisecond', true)
-			FROM pg_stat_user_tables WHERE relid = 'queue'::regclass`, (vacuumInterval * 9 / 10).Milliseconds()).Scan(&due)
-		if err == nil && due {
-			_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) queue, deliveries`)
+		t.Reset(vacuumTick*9/10 + rand.N(vacuumTick/5))
+		for _, v := range vacuums {
+			ctx, cancel := context.WithTimeout(s.closed, 10*time.Minute)
+			var due bool
+			err := s.pool.QueryRow(ctx, `SELECT coalesce(greatest(last_vacuum, last_autovacuum) < now() - $2 * interval '1 millisecond', true)
+				FROM pg_stat_user_tables WHERE relid = $1::regclass`, v.table, (v.every * 9 / 10).Milliseconds()).Scan(&due)
+			if err == nil && due {
+				_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) `+v.table)
+			}
+			if err != nil && s.closed.Err() == nil {
+				s.log.Warn("postgres: vacuum failed", "table", v.table, "err", err)
+			}
+			cancel()
 		}
-		if err != nil && s.closed.Err() == nil {
-			s.log.Warn("postgres: vacuum of the work queue failed", "err", err)
-		}
-		cancel()
 	}
 }

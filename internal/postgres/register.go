@@ -60,7 +60,7 @@ const (
 	// registrars is how many groups of registrations commit at once in one
 	// process: enough that a commit waiting for the disk does not hold up
 	// the next group, few enough that the groups stay large under load.
-	registrars = 4
+	registrars = 2
 	// maxGroup bounds a group, so that one transaction stays short.
 	maxGroup = 64
 )
