@@ -45,11 +45,12 @@ const (
 // counts its claims again, so claimers of one endpoint take turns, for the
 // few statements that need it.
 //
-// The claim is the engine's one transaction at a time, so its latency is
-// the engine's pace: it is two round trips. The first pipelined batch
-// opens the transaction, stores the records and reads the candidates (the
-// endpoints' queues and the due index); the second locks, claims within
-// the caps, parks the rest, and commits.
+// A process's engine claims one transaction at a time, so the claim's
+// latency is the engine's pace: it is two round trips. The first pipelined
+// batch opens the transaction, stores the records (if any: on PostgreSQL
+// the engine records apart) and reads the candidates (the endpoints'
+// queues and the due index); the second locks, claims within the caps,
+// parks the rest, and commits.
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) (claims []*webhooks.Claim, err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -279,7 +280,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 // lazyCommit makes tx commit without waiting for the WAL flush. Only the
 // engine's bookkeeping commits so (claims, attempt records): losing the last
 // of them in a database crash repeats an attempt, never loses an event,
-// and the engine's one transaction at a time no longer waits for the disk.
+// and the engine's transactions no longer wait for the disk.
 func lazyCommit(ctx context.Context, tx pgx.Tx) error {
 	_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`)
 	return err
