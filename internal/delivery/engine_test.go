@@ -1,0 +1,246 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// queueStore is the part of a store the engine uses, in memory: a queue of
+// due deliveries, claims by token, and what was recorded and how.
+type queueStore struct {
+	webhooks.Store // the rest: the engine must not call it
+
+	mu          sync.Mutex
+	ep          *webhooks.Endpoint
+	due         []*webhooks.Delivery
+	claimed     map[string]string // delivery id: token
+	recorded    map[string]int    // delivery id: records stored
+	viaClaim    int               // records stored by ClaimDeliveries
+	viaRecord   int               // records stored by RecordAttempts
+	released    []string
+	failRecords int // RecordAttempts fails this many times first
+}
+
+func newQueueStore(url string, n int) *queueStore {
+	s := &queueStore{
+		ep:       &webhooks.Endpoint{ID: webhooks.NewID(), Scope: webhooks.ScopeCompany, URL: url, Secret: "whsec_test", Status: webhooks.EndpointEnabled},
+		claimed:  map[string]string{},
+		recorded: map[string]int{},
+	}
+	for range n {
+		s.due = append(s.due, &webhooks.Delivery{
+			ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
+			Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`),
+		})
+	}
+	return s
+}
+
+// store stores records whose token still holds the claim. s.mu is held.
+func (s *queueStore) store(records []*webhooks.AttemptRecord) int {
+	n := 0
+	for _, r := range records {
+		id := r.Attempt.DeliveryID
+		if s.claimed[id] == r.Token {
+			delete(s.claimed, id)
+			s.recorded[id]++
+			n++
+		}
+	}
+	return n
+}
+
+func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.viaClaim += s.store(r.Records)
+	var claims []*webhooks.Claim
+	for len(claims) < r.Limit && len(s.due) > 0 && (r.PerEndpoint == 0 || len(s.claimed) < r.PerEndpoint) {
+		d := s.due[0]
+		s.due = s.due[1:]
+		s.claimed[d.ID] = r.Token
+		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: r.Token})
+	}
+	return claims, nil
+}
+
+func (s *queueStore) RecordAttempts(_ context.Context, records []*webhooks.AttemptRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failRecords > 0 {
+		s.failRecords--
+		return errors.New("the database is down")
+	}
+	s.viaRecord += s.store(records)
+	return nil
+}
+
+func (s *queueStore) ReleaseClaims(_ context.Context, token string, ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if s.claimed[id] == token {
+			delete(s.claimed, id)
+			s.released = append(s.released, id)
+		}
+	}
+	return nil
+}
+
+func (s *queueStore) NextScheduled(context.Context, time.Time) (time.Time, error) {
+	return time.Time{}, nil
+}
+
+// counts returns what the store holds, under its lock.
+func (s *queueStore) counts() (recorded, twice, viaClaim, viaRecord, released, claimed int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range s.recorded {
+		recorded++
+		if n > 1 {
+			twice++
+		}
+	}
+	return recorded, twice, s.viaClaim, s.viaRecord, len(s.released), len(s.claimed)
+}
+
+// runEngine runs an engine on s until the returned stop is called; stop
+// returns once Run has. Its safety-net poll is an hour: whatever it does
+// in a test, it does because something woke it.
+func runEngine(t *testing.T, s *queueStore, apart bool, grace time.Duration) (stop func()) {
+	t.Helper()
+	e := New(Config{
+		Store: s, Client: NewClient(http.DefaultTransport), RecordApart: apart,
+		AttemptTimeout: 5 * time.Second, Lease: time.Minute, PerEndpoint: 8, PollInterval: time.Hour,
+		ShutdownGrace: grace,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not return")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func modes(t *testing.T, test func(t *testing.T, apart bool)) {
+	t.Run("apart", func(t *testing.T) { test(t, true) })
+	t.Run("together", func(t *testing.T) { test(t, false) })
+}
+
+// TestEngine_Records: every attempt is recorded once, in transactions of
+// their own when the engine records apart, in the claims' otherwise, and
+// the cap of 8 claims per endpoint turns over as records free slots (the
+// record wakes the dispatcher: its poll would take an hour).
+func TestEngine_Records(t *testing.T) {
+	modes(t, func(t *testing.T, apart bool) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+		defer srv.Close()
+		const n = 100
+		s := newQueueStore(srv.URL, n)
+		runEngine(t, s, apart, time.Second)
+		waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
+		recorded, twice, viaClaim, viaRecord, _, _ := s.counts()
+		if twice != 0 {
+			t.Errorf("%d deliveries recorded twice", twice)
+		}
+		if apart && (viaRecord != n || viaClaim != 0) {
+			t.Errorf("recording apart: %d records by RecordAttempts, %d by claims; want %d and 0", viaRecord, viaClaim, recorded)
+		}
+		if !apart && (viaClaim != n || viaRecord != 0) {
+			t.Errorf("recording together: %d records by claims, %d by RecordAttempts; want %d and 0", viaClaim, viaRecord, recorded)
+		}
+	})
+}
+
+// TestEngine_ShutdownWaitsForAttempts: a stop within the grace lets the
+// attempts in flight finish, and stores their records before Run returns.
+func TestEngine_ShutdownWaitsForAttempts(t *testing.T) {
+	modes(t, func(t *testing.T, apart bool) {
+		var arrived atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			arrived.Add(1)
+			time.Sleep(200 * time.Millisecond)
+			w.WriteHeader(204)
+		}))
+		defer srv.Close()
+		s := newQueueStore(srv.URL, 5)
+		stop := runEngine(t, s, apart, 10*time.Second)
+		waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
+		stop()
+		if recorded, _, _, _, released, claimed := s.counts(); recorded != 5 || released != 0 || claimed != 0 {
+			t.Errorf("after a graceful stop: %d recorded, %d handed back, %d still claimed; want 5, 0, 0", recorded, released, claimed)
+		}
+	})
+}
+
+// TestEngine_ShutdownHandsBack: attempts still in flight when the grace
+// ends are aborted, and their claims handed back, not recorded.
+func TestEngine_ShutdownHandsBack(t *testing.T) {
+	modes(t, func(t *testing.T, apart bool) {
+		var arrived atomic.Int32
+		hang := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			arrived.Add(1)
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(hang)
+		s := newQueueStore(srv.URL, 5)
+		stop := runEngine(t, s, apart, 50*time.Millisecond)
+		waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
+		stop()
+		if recorded, _, _, _, released, claimed := s.counts(); recorded != 0 || released != 5 || claimed != 0 {
+			t.Errorf("after an aborted stop: %d recorded, %d handed back, %d still claimed; want 0, 5, 0", recorded, released, claimed)
+		}
+	})
+}
+
+// TestEngine_RecordFailuresRetried: while the store refuses records, the
+// recorder keeps them and tries again; none is lost or stored twice.
+func TestEngine_RecordFailuresRetried(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer srv.Close()
+	const n = 20
+	s := newQueueStore(srv.URL, n)
+	s.failRecords = 3
+	runEngine(t, s, true, time.Second)
+	waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
+	if _, twice, _, _, _, _ := s.counts(); twice != 0 {
+		t.Errorf("%d deliveries recorded twice", twice)
+	}
+}
