@@ -18,7 +18,7 @@ import (
 // registration goes at once, and under load the groups grow instead of the
 // transactions multiplying.
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
-	r := &registration{ev: ev, key: key, done: make(chan struct{})}
+	r := &registration{ctx: ctx, ev: ev, key: key, done: make(chan struct{})}
 	select {
 	case s.registrations <- r:
 	case <-ctx.Done():
@@ -46,6 +46,7 @@ var errClosed = errors.New("postgres: store is closed")
 
 // registration is one RegisterEvent waiting for its group's commit.
 type registration struct {
+	ctx  context.Context // the caller's: one that ended before its group began is left out
 	ev   *webhooks.Event
 	key  *webhooks.IdempotencyKey
 	done chan struct{}
@@ -126,7 +127,19 @@ func keyOf(r *registration) string {
 // commitGroup registers group and answers each registration. When the
 // database refuses the group as a whole, each is registered alone, so that
 // only a registration at fault fails.
-func (s *Store) commitGroup(group []*registration) {
+func (s *Store) commitGroup(all []*registration) {
+	defer func() {
+		for _, r := range all {
+			close(r.done)
+		}
+	}()
+	group := slices.DeleteFunc(slices.Clone(all), func(r *registration) bool {
+		r.err = r.ctx.Err()
+		return r.err != nil
+	})
+	if len(group) == 0 {
+		return
+	}
 	// The callers' contexts do not end a group that others share; a
 	// database that stops answering does.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.closed), time.Minute)
@@ -140,8 +153,5 @@ func (s *Store) commitGroup(group []*registration) {
 				r.err = err
 			}
 		}
-	}
-	for _, r := range group {
-		close(r.done)
 	}
 }
