@@ -29,7 +29,9 @@ type Config struct {
 	Policy webhooks.RetryPolicy
 	// AttemptTimeout bounds an attempt from dial to the end of the answer.
 	AttemptTimeout time.Duration
-	// Concurrency caps this process's attempts in flight.
+	// Concurrency caps this process's claims: its attempts in flight and
+	// the ended ones whose records are not stored yet (a process that
+	// dies repeats at most that many attempts).
 	Concurrency int
 	// PerEndpoint caps the attempts in flight to one endpoint across every
 	// process on the database, so that a slow endpoint with a deep backlog
@@ -215,11 +217,17 @@ func (d *dispatcher) loop(ctx context.Context) {
 				drained = true
 			}
 		}
-		limit := min(d.cfg.Concurrency-d.inflight, DefaultBatchSize)
+		// An attempt holds its slot until its record is stored: its claim
+		// does, and the claims a process holds are what it may repeat if
+		// it dies. Records stored by this claim free their slots in it.
+		busy := d.inflight
 		var records []*webhooks.AttemptRecord
-		if !d.cfg.RecordApart {
+		if d.cfg.RecordApart {
+			busy += int(d.rec.unstored.Load())
+		} else {
 			records = d.rec.take()
 		}
+		limit := min(d.cfg.Concurrency-busy, DefaultBatchSize)
 		if limit > 0 || len(records) > 0 {
 			n, err := d.claim(ctx, limit, records)
 			if err != nil {

@@ -27,6 +27,7 @@ type queueStore struct {
 	viaRecord   int               // records stored by RecordAttempts
 	released    []string
 	failRecords int // RecordAttempts fails this many times first
+	mostClaimed int // the most claims held at once
 }
 
 func newQueueStore(url string, n int) *queueStore {
@@ -69,6 +70,7 @@ func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest)
 		s.claimed[d.ID] = r.Token
 		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: r.Token})
 	}
+	s.mostClaimed = max(s.mostClaimed, len(s.claimed))
 	return claims, nil
 }
 
@@ -243,4 +245,43 @@ func TestEngine_RecordFailuresRetried(t *testing.T) {
 	if _, twice, _, _, _, _ := s.counts(); twice != 0 {
 		t.Errorf("%d deliveries recorded twice", twice)
 	}
+}
+
+// TestEngine_ConcurrencyCountsUnstoredRecords: an ended attempt holds its
+// slot until its record is stored, so a process never holds more claims
+// than its concurrency, and one that dies repeats at most that many
+// attempts; here the store refuses records for a while, and wake-ups
+// (registrations, other processes) keep asking the dispatcher to claim.
+func TestEngine_ConcurrencyCountsUnstoredRecords(t *testing.T) {
+	modes(t, func(t *testing.T, apart bool) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+		defer srv.Close()
+		const n, concurrency = 40, 4
+		s := newQueueStore(srv.URL, n)
+		s.failRecords = 4
+		e := New(Config{
+			Store: s, Client: NewClient(http.DefaultTransport), RecordApart: apart, Concurrency: concurrency,
+			AttemptTimeout: 5 * time.Second, Lease: time.Minute, PollInterval: time.Hour,
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.Run(ctx)
+		}()
+		defer func() { cancel(); <-done }()
+		deadline := time.Now().Add(20 * time.Second)
+		for r, _, _, _, _, _ := s.counts(); r < n; r, _, _, _, _, _ = s.counts() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out: %d of %d deliveries recorded", r, n)
+			}
+			e.Wake()
+			time.Sleep(time.Millisecond)
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.mostClaimed > concurrency {
+			t.Errorf("the engine held %d claims at once, more than its concurrency of %d", s.mostClaimed, concurrency)
+		}
+	})
 }

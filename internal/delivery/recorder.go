@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -19,8 +20,11 @@ type recorder struct {
 	*Engine
 	mu      sync.Mutex
 	pending []*webhooks.AttemptRecord
-	signal  chan struct{} // a record is pending
-	done    chan struct{} // closed when run has stored the last records
+	// unstored counts the records added and not yet stored by run: their
+	// claims still hold slots.
+	unstored atomic.Int64
+	signal   chan struct{} // a record is pending
+	done     chan struct{} // closed when run has stored the last records
 }
 
 func newRecorder(e *Engine) *recorder {
@@ -29,6 +33,7 @@ func newRecorder(e *Engine) *recorder {
 
 // add queues a record to store. It never blocks.
 func (r *recorder) add(rec *webhooks.AttemptRecord) {
+	r.unstored.Add(1)
 	r.mu.Lock()
 	r.pending = append(r.pending, rec)
 	r.mu.Unlock()
@@ -134,6 +139,7 @@ func (r *recorder) flush(batch []*webhooks.AttemptRecord) {
 
 // stored reports records just stored.
 func (r *recorder) stored(batch []*webhooks.AttemptRecord) {
+	r.unstored.Add(-int64(len(batch)))
 	for _, rec := range batch {
 		r.cfg.Metrics.Recorded(rec)
 	}
