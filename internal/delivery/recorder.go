@@ -37,10 +37,7 @@ func (r *recorder) add(rec *webhooks.AttemptRecord) {
 	r.mu.Lock()
 	r.pending = append(r.pending, rec)
 	r.mu.Unlock()
-	select {
-	case r.signal <- struct{}{}:
-	default:
-	}
+	r.poke()
 }
 
 // putBack returns records that could not be stored to the pending ones.

@@ -133,7 +133,11 @@ func (s *Store) registerGroup(ctx context.Context, group []*registration) (err e
 			return rows.Err()
 		})
 	}
-	queueEvents(&b, registered)
+	evs, keys := make([]*webhooks.Event, len(registered)), make([]*webhooks.IdempotencyKey, len(registered))
+	for i, r := range registered {
+		evs[i], keys[i] = r.ev, r.key
+	}
+	queueEvents(&b, evs, keys)
 	inserted := queueDeliveries(&b, deliveries)
 	// A failed statement skips the rest of the batch, COMMIT included; the
 	// deferred ROLLBACK then ends the aborted transaction.
@@ -163,30 +167,30 @@ func (s *Store) registerGroup(ctx context.Context, group []*registration) (err e
 	return nil
 }
 
-// queueEvents queues in b the statements that insert the events of regs
-// and their Idempotency-Keys.
-func queueEvents(b *pgx.Batch, regs []*registration) {
-	if len(regs) == 0 {
+// queueEvents queues in b the statements that insert evs and their
+// Idempotency-Keys (keys[i] is evs[i]'s, or nil; keys may be nil).
+func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.IdempotencyKey) {
+	if len(evs) == 0 {
 		return
 	}
-	n := len(regs)
+	n := len(evs)
 	var (
 		ids, types, versions, accounts, objects = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		corrs, companies                        = make([]*string, n), make([]*string, n)
 		livemode, test                          = make([]bool, n), make([]bool, n)
 		created                                 = make([]*time.Time, n)
-		keys, keyEvents                         []string
+		keyNames, keyEvents                     []string
 		hashes                                  [][]byte
 		keyCreated                              []*time.Time
 	)
-	for i, r := range regs {
-		ev := r.ev
+	for i, ev := range evs {
 		ids[i], types[i], versions[i], accounts[i], objects[i] = ev.ID, ev.Type, ev.APIVersion, ev.AccountID, string(ev.Object)
 		corrs[i], companies[i] = textPtr(ev.CorrelationID), textPtr(ev.CompanyID)
 		livemode[i], test[i], created[i] = ev.Livemode, ev.Test, timePtr(ev.Created)
-		if r.key != nil {
-			keys, hashes = append(keys, r.key.Key), append(hashes, r.key.RequestHash)
-			keyEvents, keyCreated = append(keyEvents, ev.ID), append(keyCreated, timePtr(r.key.Created))
+		if i < len(keys) && keys[i] != nil {
+			k := keys[i]
+			keyNames, hashes = append(keyNames, k.Key), append(hashes, k.RequestHash)
+			keyEvents, keyCreated = append(keyEvents, ev.ID), append(keyCreated, timePtr(k.Created))
 		}
 	}
 	b.Queue(`INSERT INTO events (`+eventCols+`)
@@ -194,12 +198,12 @@ func queueEvents(b *pgx.Batch, regs []*registration) {
 		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[])
 			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created)`,
 		ids, types, versions, livemode, test, corrs, accounts, companies, objects, created)
-	if len(keys) > 0 {
+	if len(keyNames) > 0 {
 		// An expired key is forgotten: the new event takes it over.
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::uuid[], $4::timestamptz[])
 			ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
-			keys, hashes, keyEvents, keyCreated)
+			keyNames, hashes, keyEvents, keyCreated)
 	}
 }
 
@@ -316,13 +320,6 @@ func optionalID(id string) any {
 	return id
 }
 
-func insertEvent(ctx context.Context, tx pgx.Tx, ev *webhooks.Event) error {
-	_, err := tx.Exec(ctx, `INSERT INTO events (`+eventCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-		ev.ID, ev.Type, ev.APIVersion, ev.Livemode, ev.Test, nullString(ev.CorrelationID),
-		ev.AccountID, nullString(ev.CompanyID), []byte(ev.Object), ts(ev.Created))
-	return err
-}
-
 // SendTestEvent implements webhooks.Store.
 func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
 	var out *webhooks.Delivery
@@ -343,10 +340,10 @@ func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.T
 		if err != nil {
 			return err
 		}
-		if err := insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		if _, err := insertDeliveries(ctx, tx, []*webhooks.Delivery{d}); err != nil {
+		var b pgx.Batch
+		queueEvents(&b, []*webhooks.Event{ev}, nil)
+		queueDeliveries(&b, []*webhooks.Delivery{d})
+		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 			return err
 		}
 		out = d

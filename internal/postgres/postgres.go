@@ -23,7 +23,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -32,6 +31,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/groupcommit"
 )
 
 //go:embed migration/*.sql
@@ -69,8 +69,7 @@ type Store struct {
 	notifierDone chan struct{}
 	vacuumDone   chan struct{}
 
-	registrations  chan *registration // to the registrars
-	registrarsDone sync.WaitGroup
+	registrations *groupcommit.Committer[*registration] // see RegisterEvent
 }
 
 var _ webhooks.Store = (*Store)(nil)
@@ -132,8 +131,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{}),
-		registrations: make(chan *registration)}
+	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -145,10 +143,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	go s.vacuumer()
-	for range registrars {
-		s.registrarsDone.Add(1)
-		go s.registrar()
-	}
+	s.registrations = groupcommit.Start(registrars, maxGroup, s.commitGroup)
 	return s, nil
 }
 
@@ -156,7 +151,9 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 // be released.
 func (s *Store) Close() error {
 	s.close()
-	s.registrarsDone.Wait()
+	if s.registrations != nil {
+		s.registrations.Close()
+	}
 	<-s.notifierDone
 	<-s.vacuumDone
 	s.pool.Close()

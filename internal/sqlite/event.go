@@ -64,36 +64,24 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 // registrations share one commit (group commit), each in its own savepoint
 // so that one refused registration does not undo the others.
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
-	req := &registration{ctx: ctx, ev: ev, key: key, done: make(chan struct{})}
-	select {
-	case s.registrations <- req:
-	case <-ctx.Done():
-		return nil, nil, false, ctx.Err()
-	case <-s.closing:
-		return nil, nil, false, errClosed
+	r := &registration{ctx: ctx, ev: ev, key: key}
+	if err := s.registrations.Do(ctx, r); err != nil {
+		return nil, nil, false, err
 	}
-	select {
-	case <-req.done:
-	case <-ctx.Done():
-		// The registration may still commit; the caller was not told it
-		// was accepted, and retries with its Idempotency-Key are safe.
-		return nil, nil, false, ctx.Err()
+	if r.err != nil {
+		return nil, nil, false, r.err
 	}
-	if req.err != nil {
-		return nil, nil, false, req.err
+	if r.first != nil {
+		return r.first, nil, false, nil
 	}
-	if req.first != nil {
-		return req.first, nil, false, nil
-	}
-	return ev, req.deliveries, true, nil
+	return ev, r.deliveries, true, nil
 }
 
 // registration is one RegisterEvent waiting for its group's commit.
 type registration struct {
-	ctx  context.Context
-	ev   *webhooks.Event
-	key  *webhooks.IdempotencyKey
-	done chan struct{}
+	ctx context.Context // the caller's: a registration it ends is rolled back
+	ev  *webhooks.Event
+	key *webhooks.IdempotencyKey
 
 	first      *webhooks.Event // the earlier event of a repeated key
 	deliveries []*webhooks.Delivery
@@ -103,51 +91,32 @@ type registration struct {
 // maxGroup bounds a group commit, so one transaction stays short.
 const maxGroup = 128
 
-// registrar commits registrations in groups until the store closes.
-func (s *Store) registrar() {
-	defer close(s.registrarDone)
-	group := make([]*registration, 0, maxGroup)
-	for {
-		select {
-		case r := <-s.registrations:
-			group = append(group[:0], r)
-		case <-s.closing:
-			return
-		}
-	more:
-		for len(group) < maxGroup {
-			select {
-			case r := <-s.registrations:
-				group = append(group, r)
-			default:
-				break more
-			}
-		}
-		err := s.inTx(context.Background(), func(tx *txn) error {
-			for _, r := range group {
-				if r.err = r.ctx.Err(); r.err != nil {
-					continue
-				}
-				if _, err := tx.Exec(`SAVEPOINT registration`); err != nil {
-					return err
-				}
-				r.first, r.deliveries, r.err = registerEvent(r.ctx, tx, r.ev, r.key)
-				if r.err != nil {
-					if _, err := tx.Exec(`ROLLBACK TO registration`); err != nil {
-						return err
-					}
-				}
-				if _, err := tx.Exec(`RELEASE registration`); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+// commitGroup registers group in one transaction, each registration in a
+// savepoint of its own.
+func (s *Store) commitGroup(group []*registration) {
+	err := s.inTx(context.Background(), func(tx *txn) error {
 		for _, r := range group {
-			if err != nil && r.err == nil {
-				r.err = err
+			if r.err = r.ctx.Err(); r.err != nil {
+				continue
 			}
-			close(r.done)
+			if _, err := tx.Exec(`SAVEPOINT registration`); err != nil {
+				return err
+			}
+			r.first, r.deliveries, r.err = registerEvent(r.ctx, tx, r.ev, r.key)
+			if r.err != nil {
+				if _, err := tx.Exec(`ROLLBACK TO registration`); err != nil {
+					return err
+				}
+			}
+			if _, err := tx.Exec(`RELEASE registration`); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, r := range group {
+		if err != nil && r.err == nil {
+			r.err = err
 		}
 	}
 }

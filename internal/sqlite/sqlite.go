@@ -21,12 +21,12 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/groupcommit"
 )
 
 //go:embed migration/*.sql
@@ -39,14 +39,8 @@ type Store struct {
 	lock  *os.File
 	stmts *stmtCache // prepared write statements
 
-	registrations    chan *registration // to the group committer
-	closing          chan struct{}
-	registrarDone    chan struct{}
-	closeOnce        sync.Once
-	registrarStarted bool
+	registrations *groupcommit.Committer[*registration] // see RegisterEvent
 }
-
-var errClosed = errors.New("sqlite: store is closed")
 
 var _ webhooks.Store = (*Store)(nil)
 
@@ -67,11 +61,8 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		lock:          lock,
-		stmts:         newStmtCache(),
-		registrations: make(chan *registration),
-		closing:       make(chan struct{}),
-		registrarDone: make(chan struct{}),
+		lock:  lock,
+		stmts: newStmtCache(),
 	}
 	// WAL lets readers run beside the writer. synchronous=FULL makes a
 	// commit durable across power loss too, not only process crashes: an
@@ -114,16 +105,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		s.Close()
 		return nil, fmt.Errorf("sqlite: release claims: %w", err)
 	}
-	s.registrarStarted = true
-	go s.registrar()
+	// One registrar: the writer is one connection.
+	s.registrations = groupcommit.Start(1, maxGroup, s.commitGroup)
 	return s, nil
 }
 
 // Close closes the database and releases the file's lock.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.closing) })
-	if s.registrarStarted {
-		<-s.registrarDone
+	if s.registrations != nil {
+		s.registrations.Close()
 	}
 	var errs []error
 	if s.read != nil {

@@ -5,9 +5,8 @@
 -- and since the claim changes indexed columns, PostgreSQL wrote a new entry
 -- in every index and copied the body: measured, the claim and the record
 -- were most of the engine's database time. Now a claim updates a small
--- queue row with small indexes, and the delivery's row is written twice in
--- its life at most per attempt: when it is created and when an attempt is
--- recorded.
+-- queue row with small indexes, and the delivery's row is written when it
+-- is created and once per attempt recorded.
 --
 -- A queue row exists while its delivery is pending: it is inserted with the
 -- delivery (or when a resend re-arms it) and deleted when an attempt ends
