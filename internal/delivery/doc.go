@@ -5,6 +5,6 @@
 // The deliveries table is the queue. A claim is a lease: if this process
 // dies mid-attempt, the lease lapses and any process claims the delivery
 // again, so every accepted event is delivered at least once. Results are
-// written in batches by one recorder goroutine, fenced by the claim's token
-// so that a lapsed claim never records an attempt twice.
+// written in batches, by the next claim's transaction, fenced by the claim's
+// token so that a lapsed claim never records an attempt twice.
 package delivery

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -44,14 +45,6 @@ type Config struct {
 	// PollInterval is the safety net: the engine looks for due work at
 	// least this often, even if nothing woke it.
 	PollInterval time.Duration
-	// RecordApart stores the attempts that end in transactions of their
-	// own, as they end, beside the dispatcher's claims; otherwise each
-	// claim transaction stores the attempts that ended since the last one.
-	// Apart suits a database of many connections (PostgreSQL): records and
-	// claims run in parallel, and a slot frees as soon as its record
-	// commits. Together suits one writer (SQLite), where a second
-	// transaction would only queue behind the first.
-	RecordApart bool
 	// ShutdownGrace is how long Run waits, once its context ends, for the
 	// attempts in flight to finish before it aborts them and hands their
 	// deliveries back. Defaults to AttemptTimeout plus one second.
@@ -75,6 +68,13 @@ type Engine struct {
 
 	wake    chan struct{}
 	results chan result // finished attempts, to the dispatcher
+	// inflight counts the attempts in flight: what Concurrency caps. (The
+	// claims a process holds also include the ended attempts whose records
+	// are not stored yet, but the next claim stores those before it claims
+	// more.)
+	inflight atomic.Int64
+	// running is true while Run claims.
+	running atomic.Bool
 }
 
 // result is a finished attempt: its record, or nil when shutdown aborted it
@@ -132,45 +132,47 @@ func (e *Engine) Wake() {
 	}
 }
 
+// HasRoom reports whether the engine is running and holds fewer claims
+// than its Concurrency: a Wake makes it claim due work at once. A store
+// shared by several processes uses it to wake the others only for work
+// this one cannot take (see postgres.Store.SetLocalWorkers).
+func (e *Engine) HasRoom() bool {
+	return e.running.Load() && e.inflight.Load() < int64(e.cfg.Concurrency)
+}
+
 // Run claims and attempts deliveries until ctx ends, then stops: it waits
 // up to ShutdownGrace for the attempts in flight, aborts and hands back the
 // rest, and stores every result it has.
 //
 // The dispatcher (this goroutine) claims as many due deliveries as there
 // are free workers, one transaction at a time. An attempt's claim holds its
-// endpoint's slot until its record commits: with RecordApart a recorder
-// goroutine stores the records as attempts end and then wakes the
-// dispatcher to hand the slots on; otherwise each claim transaction stores
-// the records of the attempts that ended since the last one, and so hands
-// their slots on itself.
+// endpoint's slot until its record commits, and each claim transaction
+// stores the records of the attempts that ended since the last one: it
+// hands their slots on itself, and a busy engine's bookkeeping takes one
+// transaction per batch of attempts, not two. (Records stored apart, as
+// attempts end, measured slower on both backends: 23 % fewer deliveries
+// per second on PostgreSQL, twice the p99 latency at half that rate.)
 func (e *Engine) Run(ctx context.Context) error {
 	// Attempts outlive ctx: a SIGTERM lets them finish within the grace.
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
-	stop := make(chan struct{})
-	d := &dispatcher{Engine: e, attemptCtx: attemptCtx, rec: newRecorder(e)}
-	if e.cfg.RecordApart {
-		go d.rec.run(stop)
-	}
+	d := &dispatcher{Engine: e, attemptCtx: attemptCtx}
+	e.running.Store(true)
 	d.loop(ctx)
+	e.running.Store(false)
 
 	grace := time.NewTimer(e.cfg.ShutdownGrace)
 	defer grace.Stop()
-	for d.inflight > 0 {
+	for e.inflight.Load() > 0 {
 		select {
 		case r := <-e.results:
 			d.collect(r)
 		case <-grace.C:
-			e.cfg.Logger.Warn("delivery: attempts still in flight after the shutdown grace; handing them back", "attempts", d.inflight)
+			e.cfg.Logger.Warn("delivery: attempts still in flight after the shutdown grace; handing them back", "attempts", e.inflight.Load())
 			abort()
 		}
 	}
-	if e.cfg.RecordApart {
-		close(stop)
-		<-d.rec.done
-	} else {
-		d.rec.flush(d.rec.take())
-	}
+	d.flush()
 	d.release()
 	return nil
 }
@@ -179,9 +181,8 @@ func (e *Engine) Run(ctx context.Context) error {
 type dispatcher struct {
 	*Engine
 	attemptCtx context.Context
-	inflight   int
-	rec        *recorder
-	aborted    []*webhooks.Claim // claims to hand back
+	records    []*webhooks.AttemptRecord // of ended attempts, not stored yet
+	aborted    []*webhooks.Claim         // claims to hand back
 	// next is the earliest scheduled attempt known at nextAsked, and
 	// since learned from records (see nextScheduled).
 	next, nextAsked time.Time
@@ -189,13 +190,12 @@ type dispatcher struct {
 
 // collect takes in a finished attempt.
 func (d *dispatcher) collect(r result) {
-	d.inflight--
-	d.cfg.Metrics.InFlight(d.inflight)
+	d.cfg.Metrics.InFlight(int(d.inflight.Add(-1)))
 	if r.record == nil {
 		d.aborted = append(d.aborted, r.claim)
 		return
 	}
-	d.rec.add(r.record)
+	d.records = append(d.records, r.record)
 	// The dispatcher learns the retries it schedules (see nextScheduled).
 	if t := r.record.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
 		(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {
@@ -219,19 +219,11 @@ func (d *dispatcher) loop(ctx context.Context) {
 		}
 		// An attempt holds its slot until its record is stored: its claim
 		// does, and the claims a process holds are what it may repeat if
-		// it dies. Records stored by this claim free their slots in it.
-		busy := d.inflight
-		var records []*webhooks.AttemptRecord
-		if d.cfg.RecordApart {
-			busy += int(d.rec.unstored.Load())
-		} else {
-			records = d.rec.take()
-		}
-		limit := min(d.cfg.Concurrency-busy, DefaultBatchSize)
-		if limit > 0 || len(records) > 0 {
-			n, err := d.claim(ctx, limit, records)
+		// it dies. The records this claim stores free their slots in it.
+		limit := min(d.cfg.Concurrency-int(d.inflight.Load()), DefaultBatchSize)
+		if limit > 0 || len(d.records) > 0 {
+			n, err := d.claim(ctx, limit)
 			if err != nil {
-				d.rec.putBack(records)
 				if ctx.Err() != nil {
 					return
 				}
@@ -252,21 +244,13 @@ func (d *dispatcher) loop(ctx context.Context) {
 			wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
 		}
 		timer.Reset(wait)
-		for waiting := true; waiting; {
-			select {
-			case <-ctx.Done():
-				return
-			case <-d.wake:
-				waiting = false
-			case <-timer.C:
-				waiting = false
-			case r := <-d.results:
-				d.collect(r)
-				// Its slot is free once its record is stored: the
-				// recorder wakes the dispatcher then, or the next claim
-				// stores it.
-				waiting = d.cfg.RecordApart
-			}
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-timer.C:
+		case r := <-d.results:
+			d.collect(r) // its record frees its slot in the next claim
 		}
 		if !timer.Stop() {
 			select {
@@ -286,7 +270,7 @@ func (d *dispatcher) loop(ctx context.Context) {
 // API) come with a wake-up, and the poll is the safety net, as before.
 func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 	now := d.cfg.Now()
-	if d.inflight > 0 && now.Sub(d.nextAsked) < d.cfg.PollInterval && (d.next.IsZero() || d.next.After(now)) {
+	if d.inflight.Load() > 0 && now.Sub(d.nextAsked) < d.cfg.PollInterval && (d.next.IsZero() || d.next.After(now)) {
 		return d.next
 	}
 	next, err := d.cfg.Store.NextScheduled(ctx, now)
@@ -297,9 +281,9 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 	return next
 }
 
-// claim stores records and claims up to limit due deliveries, starting
-// their attempts.
-func (d *dispatcher) claim(ctx context.Context, limit int, records []*webhooks.AttemptRecord) (int, error) {
+// claim stores the records of ended attempts and claims up to limit due
+// deliveries, starting their attempts.
+func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	now := d.cfg.Now()
 	claims, err := d.cfg.Store.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
@@ -307,22 +291,56 @@ func (d *dispatcher) claim(ctx context.Context, limit int, records []*webhooks.A
 		Token:       webhooks.NewID(),
 		LeaseUntil:  now.Add(d.cfg.Lease),
 		PerEndpoint: d.cfg.PerEndpoint,
-		Records:     records,
+		Records:     d.records,
 	})
 	if err != nil {
-		return 0, err
+		return 0, err // the records wait for the next claim
 	}
-	if len(records) > 0 {
-		d.rec.stored(records)
-	}
+	d.stored(d.records)
+	d.records = nil
 	for _, c := range claims {
-		d.inflight++
+		d.inflight.Add(1)
 		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()
 	}
 	if len(claims) > 0 {
-		d.cfg.Metrics.InFlight(d.inflight)
+		d.cfg.Metrics.InFlight(int(d.inflight.Load()))
 	}
 	return len(claims), nil
+}
+
+// stored reports records just stored.
+func (d *dispatcher) stored(records []*webhooks.AttemptRecord) {
+	for _, rec := range records {
+		d.cfg.Metrics.Recorded(rec)
+	}
+	if d.cfg.Recorded != nil && len(records) > 0 {
+		d.cfg.Recorded(records)
+	}
+}
+
+// flush stores the last records, retrying for up to 30 seconds: an
+// attempt whose record is lost is made again once its claim lapses, so the
+// worst outcome of giving up is a repeated attempt.
+func (d *dispatcher) flush() {
+	if len(d.records) == 0 {
+		return
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := d.cfg.Store.RecordAttempts(ctx, d.records)
+		cancel()
+		if err == nil {
+			d.stored(d.records)
+			d.records = nil
+			return
+		}
+		if time.Now().After(deadline) {
+			d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
+			return
+		}
+		time.Sleep(backoff)
+	}
 }
 
 // release hands back the claims of the attempts shutdown aborted, retrying

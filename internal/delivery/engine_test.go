@@ -26,7 +26,7 @@ type queueStore struct {
 	viaClaim    int               // records stored by ClaimDeliveries
 	viaRecord   int               // records stored by RecordAttempts
 	released    []string
-	failRecords int // RecordAttempts fails this many times first
+	failRecords int // storing records fails this many times first
 	mostClaimed int // the most claims held at once
 }
 
@@ -62,6 +62,10 @@ func (s *queueStore) store(records []*webhooks.AttemptRecord) int {
 func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.failRecords > 0 && len(r.Records) > 0 {
+		s.failRecords--
+		return nil, errors.New("the database is down")
+	}
 	s.viaClaim += s.store(r.Records)
 	var claims []*webhooks.Claim
 	for len(claims) < r.Limit && len(s.due) > 0 && (r.PerEndpoint == 0 || len(s.claimed) < r.PerEndpoint) {
@@ -117,10 +121,10 @@ func (s *queueStore) counts() (recorded, twice, viaClaim, viaRecord, released, c
 // runEngine runs an engine on s until the returned stop is called; stop
 // returns once Run has. Its safety-net poll is an hour: whatever it does
 // in a test, it does because something woke it.
-func runEngine(t *testing.T, s *queueStore, apart bool, grace time.Duration) (stop func()) {
+func runEngine(t *testing.T, s *queueStore, grace time.Duration) (stop func()) {
 	t.Helper()
 	e := New(Config{
-		Store: s, Client: NewClient(http.DefaultTransport), RecordApart: apart,
+		Store: s, Client: NewClient(http.DefaultTransport),
 		AttemptTimeout: 5 * time.Second, Lease: time.Minute, PerEndpoint: 8, PollInterval: time.Hour,
 		ShutdownGrace: grace,
 	})
@@ -156,91 +160,77 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func modes(t *testing.T, test func(t *testing.T, apart bool)) {
-	t.Run("apart", func(t *testing.T) { test(t, true) })
-	t.Run("together", func(t *testing.T) { test(t, false) })
-}
-
-// TestEngine_Records: every attempt is recorded once, in transactions of
-// their own when the engine records apart, in the claims' otherwise, and
+// TestEngine_Records: every attempt is recorded once, by the claims, and
 // the cap of 8 claims per endpoint turns over as records free slots (the
-// record wakes the dispatcher: its poll would take an hour).
+// attempt's end wakes the dispatcher: its poll would take an hour).
 func TestEngine_Records(t *testing.T) {
-	modes(t, func(t *testing.T, apart bool) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-		defer srv.Close()
-		const n = 100
-		s := newQueueStore(srv.URL, n)
-		runEngine(t, s, apart, time.Second)
-		waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
-		recorded, twice, viaClaim, viaRecord, _, _ := s.counts()
-		if twice != 0 {
-			t.Errorf("%d deliveries recorded twice", twice)
-		}
-		if apart && (viaRecord != n || viaClaim != 0) {
-			t.Errorf("recording apart: %d records by RecordAttempts, %d by claims; want %d and 0", viaRecord, viaClaim, recorded)
-		}
-		if !apart && (viaClaim != n || viaRecord != 0) {
-			t.Errorf("recording together: %d records by claims, %d by RecordAttempts; want %d and 0", viaClaim, viaRecord, recorded)
-		}
-	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer srv.Close()
+	const n = 100
+	s := newQueueStore(srv.URL, n)
+	runEngine(t, s, time.Second)
+	waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
+	_, twice, viaClaim, viaRecord, _, _ := s.counts()
+	if twice != 0 {
+		t.Errorf("%d deliveries recorded twice", twice)
+	}
+	if viaClaim != n || viaRecord != 0 {
+		t.Errorf("%d records by claims, %d by RecordAttempts; want %d and 0", viaClaim, viaRecord, n)
+	}
 }
 
 // TestEngine_ShutdownWaitsForAttempts: a stop within the grace lets the
 // attempts in flight finish, and stores their records before Run returns.
 func TestEngine_ShutdownWaitsForAttempts(t *testing.T) {
-	modes(t, func(t *testing.T, apart bool) {
-		var arrived atomic.Int32
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			arrived.Add(1)
-			time.Sleep(200 * time.Millisecond)
-			w.WriteHeader(204)
-		}))
-		defer srv.Close()
-		s := newQueueStore(srv.URL, 5)
-		stop := runEngine(t, s, apart, 10*time.Second)
-		waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
-		stop()
-		if recorded, _, _, _, released, claimed := s.counts(); recorded != 5 || released != 0 || claimed != 0 {
-			t.Errorf("after a graceful stop: %d recorded, %d handed back, %d still claimed; want 5, 0, 0", recorded, released, claimed)
-		}
-	})
+	var arrived atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		time.Sleep(200 * time.Millisecond)
+		w.WriteHeader(204)
+	}))
+	defer srv.Close()
+	s := newQueueStore(srv.URL, 5)
+	stop := runEngine(t, s, 10*time.Second)
+	waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
+	stop()
+	if recorded, _, _, _, released, claimed := s.counts(); recorded != 5 || released != 0 || claimed != 0 {
+		t.Errorf("after a graceful stop: %d recorded, %d handed back, %d still claimed; want 5, 0, 0", recorded, released, claimed)
+	}
 }
 
 // TestEngine_ShutdownHandsBack: attempts still in flight when the grace
 // ends are aborted, and their claims handed back, not recorded.
 func TestEngine_ShutdownHandsBack(t *testing.T) {
-	modes(t, func(t *testing.T, apart bool) {
-		var arrived atomic.Int32
-		hang := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			arrived.Add(1)
-			select {
-			case <-hang:
-			case <-r.Context().Done():
-			}
-		}))
-		defer srv.Close()
-		defer close(hang)
-		s := newQueueStore(srv.URL, 5)
-		stop := runEngine(t, s, apart, 50*time.Millisecond)
-		waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
-		stop()
-		if recorded, _, _, _, released, claimed := s.counts(); recorded != 0 || released != 5 || claimed != 0 {
-			t.Errorf("after an aborted stop: %d recorded, %d handed back, %d still claimed; want 0, 5, 0", recorded, released, claimed)
+	var arrived atomic.Int32
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		select {
+		case <-hang:
+		case <-r.Context().Done():
 		}
-	})
+	}))
+	defer srv.Close()
+	defer close(hang)
+	s := newQueueStore(srv.URL, 5)
+	stop := runEngine(t, s, 50*time.Millisecond)
+	waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
+	stop()
+	if recorded, _, _, _, released, claimed := s.counts(); recorded != 0 || released != 5 || claimed != 0 {
+		t.Errorf("after an aborted stop: %d recorded, %d handed back, %d still claimed; want 0, 5, 0", recorded, released, claimed)
+	}
 }
 
-// TestEngine_RecordFailuresRetried: while the store refuses records, the
-// recorder keeps them and tries again; none is lost or stored twice.
+// TestEngine_RecordFailuresRetried: while the store refuses the claims
+// that carry records, the dispatcher keeps them and tries again; none is
+// lost or stored twice.
 func TestEngine_RecordFailuresRetried(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
 	defer srv.Close()
 	const n = 20
 	s := newQueueStore(srv.URL, n)
 	s.failRecords = 3
-	runEngine(t, s, true, time.Second)
+	runEngine(t, s, time.Second)
 	waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
 	if _, twice, _, _, _, _ := s.counts(); twice != 0 {
 		t.Errorf("%d deliveries recorded twice", twice)
@@ -250,38 +240,37 @@ func TestEngine_RecordFailuresRetried(t *testing.T) {
 // TestEngine_ConcurrencyCountsUnstoredRecords: an ended attempt holds its
 // slot until its record is stored, so a process never holds more claims
 // than its concurrency, and one that dies repeats at most that many
-// attempts; here the store refuses records for a while, and wake-ups
-// (registrations, other processes) keep asking the dispatcher to claim.
+// attempts; here the store refuses the claims that carry records for a
+// while, and wake-ups (registrations, other processes) keep asking the
+// dispatcher to claim.
 func TestEngine_ConcurrencyCountsUnstoredRecords(t *testing.T) {
-	modes(t, func(t *testing.T, apart bool) {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-		defer srv.Close()
-		const n, concurrency = 40, 4
-		s := newQueueStore(srv.URL, n)
-		s.failRecords = 4
-		e := New(Config{
-			Store: s, Client: NewClient(http.DefaultTransport), RecordApart: apart, Concurrency: concurrency,
-			AttemptTimeout: 5 * time.Second, Lease: time.Minute, PollInterval: time.Hour,
-		})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			e.Run(ctx)
-		}()
-		defer func() { cancel(); <-done }()
-		deadline := time.Now().Add(20 * time.Second)
-		for r, _, _, _, _, _ := s.counts(); r < n; r, _, _, _, _, _ = s.counts() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out: %d of %d deliveries recorded", r, n)
-			}
-			e.Wake()
-			time.Sleep(time.Millisecond)
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.mostClaimed > concurrency {
-			t.Errorf("the engine held %d claims at once, more than its concurrency of %d", s.mostClaimed, concurrency)
-		}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	defer srv.Close()
+	const n, concurrency = 40, 4
+	s := newQueueStore(srv.URL, n)
+	s.failRecords = 4
+	e := New(Config{
+		Store: s, Client: NewClient(http.DefaultTransport), Concurrency: concurrency,
+		AttemptTimeout: 5 * time.Second, Lease: time.Minute, PollInterval: time.Hour,
 	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for r, _, _, _, _, _ := s.counts(); r < n; r, _, _, _, _, _ = s.counts() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out: %d of %d deliveries recorded", r, n)
+		}
+		e.Wake()
+		time.Sleep(time.Millisecond)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mostClaimed > concurrency {
+		t.Errorf("the engine held %d claims at once, more than its concurrency of %d", s.mostClaimed, concurrency)
+	}
 }

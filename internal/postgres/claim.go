@@ -51,25 +51,21 @@ const (
 // the engine records apart) and reads the candidates (the endpoints'
 // queues and the due index); the second locks, claims within the caps,
 // parks the rest, and commits.
-func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) (claims []*webhooks.Claim, err error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
+	var claims []*webhooks.Claim
+	err := s.pipelined(ctx, func(conn *pgx.Conn) (err error) {
+		claims, err = claimDeliveries(ctx, conn, r)
+		return err
+	})
+	if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+		err = fmt.Errorf("postgres: %w", err)
 	}
-	defer conn.Release()
-	committed := false
-	defer func() {
-		if !committed {
-			// The transaction may be open, or aborted: end it before the
-			// connection goes back to the pool.
-			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			conn.Exec(rctx, `ROLLBACK`)
-		}
-		if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
-			err = fmt.Errorf("postgres: %w", err)
-		}
-	}()
+	return claims, err
+}
+
+// claimDeliveries is ClaimDeliveries on conn.
+func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
+	var claims []*webhooks.Claim
 	cap := r.PerEndpoint
 	if cap <= 0 {
 		cap = math.MaxInt32 // no cap: every candidate fits
@@ -134,12 +130,10 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) (c
 			return nil, err
 		}
 		if !more {
-			committed = true
 			return claims, nil
 		}
 		if len(claims) >= r.Limit {
 			_, err := conn.Exec(ctx, `COMMIT`)
-			committed = err == nil
 			return claims, err
 		}
 		// Past the first chunk, read whole chunks: this is a backlog.
@@ -269,12 +263,16 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	if len(records) == 0 {
 		return nil
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lazyCommit(ctx, tx); err != nil {
-			return err
-		}
-		return recordAttempts(ctx, tx, records)
-	})
+	// One round trip: the recorder's pace is the pace at which endpoints'
+	// slots turn over.
+	var b pgx.Batch
+	b.Queue(`BEGIN`)
+	b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
+	queueRecords(&b, records)
+	b.Queue(`COMMIT`)
+	return txError(s.pipelined(ctx, func(conn *pgx.Conn) error {
+		return conn.SendBatch(ctx, &b).Close()
+	}))
 }
 
 // lazyCommit makes tx commit without waiting for the WAL flush. Only the
@@ -286,14 +284,7 @@ func lazyCommit(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// recordAttempts is RecordAttempts in tx.
-func recordAttempts(ctx context.Context, tx pgx.Tx, records []*webhooks.AttemptRecord) error {
-	var b pgx.Batch
-	queueRecords(&b, records)
-	return tx.SendBatch(ctx, &b).Close()
-}
-
-// queueRecords queues recordAttempts' statement in b.
+// queueRecords queues in b the statements that record records.
 func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	// A record that names no delivery cannot match one.
 	records = slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.Attempt.DeliveryID) })

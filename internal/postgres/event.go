@@ -74,22 +74,12 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 // its error in r.err and writes nothing; the others go on. An error of the
 // database fails the whole group and is returned: the caller then
 // registers each alone, so that one bad registration cannot fail others.
-func (s *Store) registerGroup(ctx context.Context, group []*registration) (err error) {
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Release()
-	open := true
-	defer func() {
-		if open {
-			// The transaction may be open, or aborted by a failed
-			// statement: end it before the connection goes back.
-			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			conn.Exec(rctx, `ROLLBACK`)
-		}
-	}()
+func (s *Store) registerGroup(ctx context.Context, group []*registration) error {
+	return s.pipelined(ctx, func(conn *pgx.Conn) error { return s.registerGroupOn(ctx, conn, group) })
+}
+
+// registerGroupOn is registerGroup on conn.
+func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*registration) error {
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
 	checks := make([]func() (webhooks.Candidates, error), len(group))
@@ -139,13 +129,10 @@ func (s *Store) registerGroup(ctx context.Context, group []*registration) (err e
 	}
 	queueEvents(&b, evs, keys)
 	inserted := queueDeliveries(&b, deliveries)
-	// A failed statement skips the rest of the batch, COMMIT included; the
-	// deferred ROLLBACK then ends the aborted transaction.
 	b.Queue(`COMMIT`)
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return err
 	}
-	open = false
 	kept := map[string]bool{}
 	for _, d := range inserted() {
 		kept[d.ID] = true

@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,6 +71,7 @@ type Store struct {
 	vacuumDone   chan struct{}
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
+	localRoom     atomic.Pointer[func() bool]           // see SetLocalWorkers
 }
 
 var _ webhooks.Store = (*Store)(nil)
@@ -229,9 +231,46 @@ func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return txError(err)
 }
 
+// pipelined runs fn on a connection of its own, for a transaction that fn
+// sends in pipelined batches: the first batch opens it with BEGIN and the
+// last ends with COMMIT, so that the transaction costs a round trip per
+// batch instead of one per statement. A failed statement skips the rest of
+// its batch, COMMIT included: a transaction fn leaves open or aborted is
+// rolled back before the connection goes back to the pool.
+func (s *Store) pipelined(ctx context.Context, fn func(conn *pgx.Conn) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	defer func() {
+		if c.Conn().PgConn().TxStatus() != 'I' {
+			rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			c.Exec(rctx, `ROLLBACK`)
+		}
+	}()
+	return fn(c.Conn())
+}
+
+// SetLocalWorkers tells the store that this process runs delivery workers,
+// woken in-process whenever it makes work due, which take new work at once
+// while hasRoom reports true. Work a commit makes due is then announced to
+// the other processes only when this process's workers have no room for
+// it: a NOTIFY wakes every listening process, and each then spends a claim
+// (and PostgreSQL a transaction per listener) on work that one process
+// was already taking. Without local workers, every such commit notifies.
+func (s *Store) SetLocalWorkers(hasRoom func() bool) {
+	s.localRoom.Store(&hasRoom)
+}
+
 // notifyCommitted asks the notifier to wake every process's workers: a
-// transaction that made deliveries due has committed.
+// transaction that made deliveries due has committed, and this process's
+// workers may not take them (see SetLocalWorkers).
 func (s *Store) notifyCommitted() {
+	if hasRoom := s.localRoom.Load(); hasRoom != nil && (*hasRoom)() {
+		return
+	}
 	select {
 	case s.notify <- struct{}{}:
 	default: // one is already due

@@ -117,12 +117,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
 	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cfg: cfg}
-	// PostgreSQL serves many connections: records go in transactions of
-	// their own, beside the claims. SQLite has one writer: they share it.
-	_, recordApart := store.(*postgres.Store)
 	s.Engine = delivery.New(delivery.Config{
 		Store:          store,
-		RecordApart:    recordApart,
 		Client:         delivery.NewClient(guard.Transport()),
 		Policy:         cfg.Policy,
 		AttemptTimeout: cfg.AttemptTimeout,
@@ -138,6 +134,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Metrics:        s.Metrics,
 		Recorded:       cfg.Recorded,
 	})
+	if pg, ok := store.(*postgres.Store); ok {
+		pg.SetLocalWorkers(s.Engine.HasRoom)
+	}
 	cfg.PublicURL = cmp.Or(cfg.PublicURL, "http://localhost:8080")
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		store.Close()
