@@ -17,7 +17,8 @@ const (
 
 // Listen listens to channel (NotifyChannel for the store's own
 // notifications) on a connection of its own, outside the pool, and calls
-// wake on every notification. It also calls wake once the channel is
+// wake on every notification, but for NotifyChannel's from stores on
+// another schema. It also calls wake once the channel is
 // listened to, and again after every reconnection: what was notified while
 // no connection listened is lost, so the caller should look for work.
 //
@@ -69,9 +70,12 @@ func (s *Store) listen(ctx context.Context, channel string, wake, connected func
 	connected()
 	wake()
 	for {
-		if _, err := conn.WaitForNotification(ctx); err != nil {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		wake()
+		if channel != NotifyChannel || n.Payload == s.schema {
+			wake()
+		}
 	}
 }

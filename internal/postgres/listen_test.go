@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -31,6 +32,17 @@ func waitWake(t *testing.T, wakes <-chan struct{}, what string) {
 	}
 }
 
+// noWake fails if a wake arrives within a while. A NOTIFY arrives within
+// milliseconds; the notifications of tests on other schemas are ignored.
+func noWake(t *testing.T, wakes <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-wakes:
+		t.Fatalf("woken %s", what)
+	case <-time.After(300 * time.Millisecond):
+	}
+}
+
 // TestStore_Listen wakes a store's listener when another store (another
 // process) registers an event with a due delivery, and again after the
 // listener's connection is lost and reopened.
@@ -49,9 +61,8 @@ func TestStore_Listen(t *testing.T) {
 	wakes := listening(t, listener)
 	waitWake(t, wakes, "once listening")
 
-	// (An event with no due delivery notifies nothing, but that cannot be
-	// checked here: the channel is the database's, and tests of other
-	// packages may share it.)
+	mustRegister(t, producer, newEvent(c.ID, t0))
+	noWake(t, wakes, "for an event with no delivery")
 	mustEndpoint(t, producer, c.ID)
 	mustRegister(t, producer, newEvent(c.ID, t0))
 	waitWake(t, wakes, "for an event with a delivery")
@@ -70,6 +81,36 @@ func TestStore_Listen(t *testing.T) {
 	waitWake(t, wakes, "after reconnecting")
 	mustRegister(t, producer, newEvent(c.ID, t0))
 	waitWake(t, wakes, "for an event after reconnecting")
+}
+
+// TestStore_Listen_LocalWorkers: a process whose own workers have room
+// for new work takes it without waking the others; one whose workers are
+// full, or that has none, wakes them. A store on another schema of the
+// database wakes nobody here.
+func TestStore_Listen_LocalWorkers(t *testing.T) {
+	schema := NewSchema(t)
+	listener := MustOpen(t, schema)
+	producer := MustOpen(t, schema)
+	a := mustAccount(t, producer)
+	c := mustCompany(t, producer, a.ID)
+	mustEndpoint(t, producer, c.ID)
+	wakes := listening(t, listener)
+	waitWake(t, wakes, "once listening")
+
+	var room atomic.Bool
+	room.Store(true)
+	producer.SetLocalWorkers(room.Load)
+	mustRegister(t, producer, newEvent(c.ID, t0))
+	noWake(t, wakes, "for an event the producer's workers had room for")
+	room.Store(false)
+	mustRegister(t, producer, newEvent(c.ID, t0))
+	waitWake(t, wakes, "for an event the producer's workers had no room for")
+
+	other := MustOpen(t, NewSchema(t))
+	oc := mustCompany(t, other, mustAccount(t, other).ID)
+	mustEndpoint(t, other, oc.ID)
+	mustRegister(t, other, newEvent(oc.ID, t0))
+	noWake(t, wakes, "for an event on another schema")
 }
 
 // TestStore_Listen_Close checks that Close stops Listen.

@@ -38,11 +38,13 @@ import (
 //go:embed migration/*.sql
 var migrations embed.FS
 
-// NotifyChannel is the channel the store notifies, in the transaction that
-// creates it, when there is new due work: a registered event's deliveries,
-// a retry, a replay, a recovery or a test event. Notifications are delivered
-// on commit. Channels belong to the database, not a schema: stores on two
-// schemas of one database wake each other, which costs a useless poll.
+// NotifyChannel is the channel the store notifies, once the transaction that
+// creates it commits, when there is new due work that this process's
+// workers may not take (see SetLocalWorkers): a registered event's
+// deliveries, a retry, a replay, a recovery or a test event. Channels
+// belong to the database, not a schema: the payload is the store's schema
+// (its search_path, empty by default), and Listen ignores the
+// notifications of stores on other schemas.
 const NotifyChannel = "webhooks_deliveries"
 
 // Advisory lock classes: the first key of pg_advisory_xact_lock(int, int),
@@ -68,6 +70,7 @@ type Store struct {
 
 	notify       chan struct{} // to the notifier
 	notifierDone chan struct{}
+	schema       string // the search_path: NotifyChannel's payload
 	vacuumDone   chan struct{}
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
@@ -133,7 +136,8 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{})}
+	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{}),
+		schema: cfg.ConnConfig.RuntimeParams["search_path"]}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -349,7 +353,7 @@ func (s *Store) notifier() {
 		case <-s.notify:
 		}
 		ctx, cancel := context.WithTimeout(s.closed, 5*time.Second)
-		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, '')`, NotifyChannel); err != nil && s.closed.Err() == nil {
+		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, s.schema); err != nil && s.closed.Err() == nil {
 			// Other processes find the work at their next poll.
 			s.log.Warn("postgres: notify failed", "err", err)
 		}
