@@ -262,15 +262,16 @@ func (d *dispatcher) loop(ctx context.Context) {
 }
 
 // nextScheduled returns the earliest attempt scheduled after now that the
-// dispatcher knows of, or the zero time. Asking the store is a round trip
-// on the dispatcher's path, which under load waits every few milliseconds;
-// so while attempts are in flight (their records wake it anyway) it asks
-// at most once per poll interval, and learns the retries it schedules
-// itself from its own records. Retries scheduled elsewhere (another process, the
-// API) come with a wake-up, and the poll is the safety net, as before.
+// dispatcher knows of, or the zero time. Asking the store is a transaction
+// on the dispatcher's path, which under load waits every few milliseconds
+// (and, with several processes, between each process's few attempts); so
+// it asks at most once per poll interval, and learns the retries it
+// schedules itself from its own records. What the API makes due comes with
+// a wake-up, and the retries another process scheduled and did not make
+// (it died) are found within a poll interval, as the poll finds them.
 func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 	now := d.cfg.Now()
-	if d.inflight.Load() > 0 && now.Sub(d.nextAsked) < d.cfg.PollInterval && (d.next.IsZero() || d.next.After(now)) {
+	if now.Sub(d.nextAsked) < d.cfg.PollInterval && (d.next.IsZero() || d.next.After(now)) {
 		return d.next
 	}
 	next, err := d.cfg.Store.NextScheduled(ctx, now)
