@@ -104,7 +104,7 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
-	b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
+	queueEngineSettings(&b)
 	queueRecords(&b, r.Records)
 	if r.Limit > 0 {
 		b.Queue(qParked, ts(r.Now), cap, r.Limit).Query(collect(false))
@@ -267,12 +267,20 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	// slots turn over.
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
-	b.Queue(`SET LOCAL synchronous_commit = off`) // see lazyCommit
+	queueEngineSettings(&b)
 	queueRecords(&b, records)
 	b.Queue(`COMMIT`)
 	return txError(s.pipelined(ctx, func(conn *pgx.Conn) error {
 		return conn.SendBatch(ctx, &b).Close()
 	}))
+}
+
+// queueEngineSettings queues in b the settings of the engine's
+// transactions (claims, attempt records): they commit without waiting for
+// the WAL flush (see lazyCommit), and use indexes only (see qIndexOnly).
+func queueEngineSettings(b *pgx.Batch) {
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(qIndexOnly)
 }
 
 // lazyCommit makes tx commit without waiting for the WAL flush. Only the

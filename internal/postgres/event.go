@@ -82,6 +82,7 @@ func (s *Store) registerGroup(ctx context.Context, group []*registration) error 
 func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*registration) error {
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
+	b.Queue(qIndexOnly)
 	checks := make([]func() (webhooks.Candidates, error), len(group))
 	repeats := make([]string, len(group)) // the first event's id, for a repeated key
 	for i, r := range group {
