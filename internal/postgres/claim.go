@@ -47,8 +47,8 @@ const (
 //
 // A process's engine claims one transaction at a time, so the claim's
 // latency is the engine's pace: it is two round trips. The first pipelined
-// batch opens the transaction, stores the records (if any: on PostgreSQL
-// the engine records apart) and reads the candidates (the endpoints'
+// batch opens the transaction, stores the records of the attempts that
+// ended since the last claim, and reads the candidates (the endpoints'
 // queues and the due index); the second locks, claims within the caps,
 // parks the rest, and commits.
 func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
@@ -263,8 +263,6 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	if len(records) == 0 {
 		return nil
 	}
-	// One round trip: the recorder's pace is the pace at which endpoints'
-	// slots turn over.
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
 	queueEngineSettings(&b)
