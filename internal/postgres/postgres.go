@@ -3,8 +3,9 @@
 // Unlike the SQLite store, any number of processes may share one database:
 // migrations run under an advisory lock, claims take due deliveries with
 // FOR UPDATE SKIP LOCKED and a lease fenced by its token, and the methods
-// that create due work NOTIFY NotifyChannel so that every process's workers
-// wake at once (see Listen).
+// that create due work NOTIFY NotifyChannel, when this process's own
+// workers have no room for it, so that the other processes' workers wake at
+// once (see Listen and SetLocalWorkers).
 //
 // Each method is one transaction at READ COMMITTED, PostgreSQL's default.
 // Where two transactions could otherwise act on the same stale read (two
