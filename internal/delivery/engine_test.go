@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -272,5 +273,50 @@ func TestEngine_ConcurrencyCountsUnstoredRecords(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.mostClaimed > concurrency {
 		t.Errorf("the engine held %d claims at once, more than its concurrency of %d", s.mostClaimed, concurrency)
+	}
+}
+
+// TestEngine_HasRoom: the engine has room while it runs with fewer
+// attempts in flight than its concurrency of 2, and none before or after.
+func TestEngine_HasRoom(t *testing.T) {
+	for _, tc := range []struct {
+		inFlight int
+		want     bool
+	}{{1, true}, {2, false}} {
+		t.Run(fmt.Sprint(tc.inFlight, " in flight"), func(t *testing.T) {
+			var arrived atomic.Int32
+			hang := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				arrived.Add(1)
+				select {
+				case <-hang:
+				case <-r.Context().Done():
+				}
+			}))
+			defer srv.Close()
+			defer close(hang)
+			e := New(Config{
+				Store: newQueueStore(srv.URL, tc.inFlight), Client: NewClient(http.DefaultTransport), Concurrency: 2,
+				AttemptTimeout: 5 * time.Second, Lease: time.Minute, PollInterval: time.Hour, ShutdownGrace: 50 * time.Millisecond,
+			})
+			if e.HasRoom() {
+				t.Error("an engine not yet running has room")
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				e.Run(ctx)
+			}()
+			waitUntil(t, "the attempts in flight", func() bool { return int(arrived.Load()) == tc.inFlight })
+			if got := e.HasRoom(); got != tc.want {
+				t.Errorf("running with %d of 2 attempts in flight: HasRoom() = %v, want %v", tc.inFlight, got, tc.want)
+			}
+			cancel()
+			<-done
+			if e.HasRoom() {
+				t.Error("a stopped engine has room")
+			}
+		})
 	}
 }
