@@ -117,9 +117,17 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
 	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cfg: cfg}
+	// Every attempt in flight may go to one host (a receiver with several
+	// endpoints, say): keep that many connections to it, or each attempt
+	// past the idle limit dials anew, and the sockets it leaves in
+	// TIME_WAIT can run out the ports.
+	transport := guard.Transport()
+	concurrency := cmp.Or(cfg.Concurrency, delivery.DefaultConcurrency)
+	transport.MaxIdleConnsPerHost = max(transport.MaxIdleConnsPerHost, concurrency)
+	transport.MaxIdleConns = max(transport.MaxIdleConns, concurrency)
 	s.Engine = delivery.New(delivery.Config{
 		Store:          store,
-		Client:         delivery.NewClient(guard.Transport()),
+		Client:         delivery.NewClient(transport),
 		Policy:         cfg.Policy,
 		AttemptTimeout: cfg.AttemptTimeout,
 		Concurrency:    cfg.Concurrency,
