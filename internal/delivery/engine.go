@@ -319,54 +319,50 @@ func (d *dispatcher) stored(records []*webhooks.AttemptRecord) {
 	}
 }
 
-// flush stores the last records, retrying for up to 30 seconds: an
-// attempt whose record is lost is made again once its claim lapses, so the
-// worst outcome of giving up is a repeated attempt.
+// flush stores the last records (see persist).
 func (d *dispatcher) flush() {
 	if len(d.records) == 0 {
 		return
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := d.cfg.Store.RecordAttempts(ctx, d.records)
-		cancel()
-		if err == nil {
-			d.stored(d.records)
-			d.records = nil
-			return
+	err := persist(func(ctx context.Context) error { return d.cfg.Store.RecordAttempts(ctx, d.records) })
+	if err != nil {
+		d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
+		return
+	}
+	d.stored(d.records)
+	d.records = nil
+}
+
+// release hands back the claims of the attempts shutdown aborted (see
+// persist).
+func (d *dispatcher) release() {
+	err := persist(func(ctx context.Context) error {
+		for len(d.aborted) > 0 {
+			c := d.aborted[0]
+			if err := d.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
+				return err
+			}
+			d.aborted = d.aborted[1:]
 		}
-		if time.Now().After(deadline) {
-			d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
-			return
-		}
-		time.Sleep(backoff)
+		return nil
+	})
+	if err != nil {
+		d.cfg.Logger.Error("delivery: could not hand back aborted attempts; they will be made again when their claims lapse", "attempts", len(d.aborted), "err", err)
 	}
 }
 
-// release hands back the claims of the attempts shutdown aborted, retrying
-// for a while: a claim not handed back lapses, later.
-func (d *dispatcher) release() {
-	if len(d.aborted) == 0 {
-		return
-	}
+// persist calls fn, what Run stores as it stops, until it succeeds or 30
+// seconds have passed, pausing longer after each failure, and returns its
+// last error. Giving up costs little: what was not stored is an attempt
+// made again once its claim lapses.
+func persist(fn func(ctx context.Context) error) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for backoff := 50 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var err error
-		for len(d.aborted) > 0 && err == nil {
-			c := d.aborted[0]
-			if err = d.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err == nil {
-				d.aborted = d.aborted[1:]
-			}
-		}
+		err := fn(ctx)
 		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			d.cfg.Logger.Error("delivery: could not hand back aborted attempts; they will be made again when their claims lapse", "attempts", len(d.aborted), "err", err)
-			return
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		time.Sleep(backoff)
 	}

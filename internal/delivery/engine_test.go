@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -119,16 +120,20 @@ func (s *queueStore) counts() (recorded, twice, viaClaim, viaRecord, released, c
 	return recorded, twice, s.viaClaim, s.viaRecord, len(s.released), len(s.claimed)
 }
 
-// runEngine runs an engine on s until the returned stop is called; stop
-// returns once Run has. Its safety-net poll is an hour: whatever it does
+// newEngine returns an engine on s with cfg's settings, and test ones for
+// those cfg leaves zero; its safety-net poll is an hour: whatever it does
 // in a test, it does because something woke it.
-func runEngine(t *testing.T, s *queueStore, grace time.Duration) (stop func()) {
+func newEngine(s *queueStore, cfg Config) *Engine {
+	cfg.Store, cfg.Client = s, NewClient(http.DefaultTransport)
+	cfg.AttemptTimeout = cmp.Or(cfg.AttemptTimeout, 5*time.Second)
+	cfg.Lease = cmp.Or(cfg.Lease, time.Minute)
+	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Hour)
+	return New(cfg)
+}
+
+// run runs e until the returned stop is called; stop returns once Run has.
+func run(t *testing.T, e *Engine) (stop func()) {
 	t.Helper()
-	e := New(Config{
-		Store: s, Client: NewClient(http.DefaultTransport),
-		AttemptTimeout: 5 * time.Second, Lease: time.Minute, PerEndpoint: 8, PollInterval: time.Hour,
-		ShutdownGrace: grace,
-	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -150,6 +155,37 @@ func runEngine(t *testing.T, s *queueStore, grace time.Duration) (stop func()) {
 	return stop
 }
 
+// runEngine runs an engine on s, with a cap of 8 attempts per endpoint,
+// until the returned stop is called.
+func runEngine(t *testing.T, s *queueStore, grace time.Duration) (stop func()) {
+	t.Helper()
+	return run(t, newEngine(s, Config{PerEndpoint: 8, ShutdownGrace: grace}))
+}
+
+// okServer is a receiver that answers 204 at once.
+func okServer(t *testing.T) (url string) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// hangingServer is a receiver that answers no request until the test
+// ends; arrived counts the requests.
+func hangingServer(t *testing.T) (url string, arrived *atomic.Int32) {
+	arrived = new(atomic.Int32)
+	hang := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived.Add(1)
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(hang) }) // runs first
+	return srv.URL, arrived
+}
+
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -165,10 +201,9 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // the cap of 8 claims per endpoint turns over as records free slots (the
 // attempt's end wakes the dispatcher: its poll would take an hour).
 func TestEngine_Records(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer srv.Close()
+	url := okServer(t)
 	const n = 100
-	s := newQueueStore(srv.URL, n)
+	s := newQueueStore(url, n)
 	runEngine(t, s, time.Second)
 	waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
 	_, twice, viaClaim, viaRecord, _, _ := s.counts()
@@ -202,18 +237,8 @@ func TestEngine_ShutdownWaitsForAttempts(t *testing.T) {
 // TestEngine_ShutdownHandsBack: attempts still in flight when the grace
 // ends are aborted, and their claims handed back, not recorded.
 func TestEngine_ShutdownHandsBack(t *testing.T) {
-	var arrived atomic.Int32
-	hang := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		arrived.Add(1)
-		select {
-		case <-hang:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(hang)
-	s := newQueueStore(srv.URL, 5)
+	url, arrived := hangingServer(t)
+	s := newQueueStore(url, 5)
 	stop := runEngine(t, s, 50*time.Millisecond)
 	waitUntil(t, "5 attempts in flight", func() bool { return arrived.Load() == 5 })
 	stop()
@@ -226,10 +251,9 @@ func TestEngine_ShutdownHandsBack(t *testing.T) {
 // that carry records, the dispatcher keeps them and tries again; none is
 // lost or stored twice.
 func TestEngine_RecordFailuresRetried(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer srv.Close()
+	url := okServer(t)
 	const n = 20
-	s := newQueueStore(srv.URL, n)
+	s := newQueueStore(url, n)
 	s.failRecords = 3
 	runEngine(t, s, time.Second)
 	waitUntil(t, "every delivery recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == n })
@@ -245,22 +269,12 @@ func TestEngine_RecordFailuresRetried(t *testing.T) {
 // while, and wake-ups (registrations, other processes) keep asking the
 // dispatcher to claim.
 func TestEngine_ConcurrencyCountsUnstoredRecords(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) }))
-	defer srv.Close()
+	url := okServer(t)
 	const n, concurrency = 40, 4
-	s := newQueueStore(srv.URL, n)
+	s := newQueueStore(url, n)
 	s.failRecords = 4
-	e := New(Config{
-		Store: s, Client: NewClient(http.DefaultTransport), Concurrency: concurrency,
-		AttemptTimeout: 5 * time.Second, Lease: time.Minute, PollInterval: time.Hour,
-	})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		e.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	e := newEngine(s, Config{Concurrency: concurrency})
+	defer run(t, e)()
 	deadline := time.Now().Add(20 * time.Second)
 	for r, _, _, _, _, _ := s.counts(); r < n; r, _, _, _, _, _ = s.counts() {
 		if time.Now().After(deadline) {
@@ -284,36 +298,17 @@ func TestEngine_HasRoom(t *testing.T) {
 		want     bool
 	}{{1, true}, {2, false}} {
 		t.Run(fmt.Sprint(tc.inFlight, " in flight"), func(t *testing.T) {
-			var arrived atomic.Int32
-			hang := make(chan struct{})
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				arrived.Add(1)
-				select {
-				case <-hang:
-				case <-r.Context().Done():
-				}
-			}))
-			defer srv.Close()
-			defer close(hang)
-			e := New(Config{
-				Store: newQueueStore(srv.URL, tc.inFlight), Client: NewClient(http.DefaultTransport), Concurrency: 2,
-				AttemptTimeout: 5 * time.Second, Lease: time.Minute, PollInterval: time.Hour, ShutdownGrace: 50 * time.Millisecond,
-			})
+			url, arrived := hangingServer(t)
+			e := newEngine(newQueueStore(url, tc.inFlight), Config{Concurrency: 2, ShutdownGrace: 50 * time.Millisecond})
 			if e.HasRoom() {
 				t.Error("an engine not yet running has room")
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				e.Run(ctx)
-			}()
+			stop := run(t, e)
 			waitUntil(t, "the attempts in flight", func() bool { return int(arrived.Load()) == tc.inFlight })
 			if got := e.HasRoom(); got != tc.want {
 				t.Errorf("running with %d of 2 attempts in flight: HasRoom() = %v, want %v", tc.inFlight, got, tc.want)
 			}
-			cancel()
-			<-done
+			stop()
 			if e.HasRoom() {
 				t.Error("a stopped engine has room")
 			}

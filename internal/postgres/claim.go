@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -57,10 +56,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		claims, err = claimDeliveries(ctx, conn, r)
 		return err
 	})
-	if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
-		err = fmt.Errorf("postgres: %w", err)
-	}
-	return claims, err
+	return read(claims, err)
 }
 
 // claimDeliveries is ClaimDeliveries on conn.

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -15,38 +14,34 @@ const (
 	listenMaxBackoff = 10 * time.Second
 )
 
-// Listen listens to channel (NotifyChannel for the store's own
-// notifications) on a connection of its own, outside the pool, and calls
-// wake on every notification, but for NotifyChannel's from stores on
-// another schema. It also calls wake once the channel is
-// listened to, and again after every reconnection: what was notified while
-// no connection listened is lost, so the caller should look for work.
+// Listen listens to NotifyChannel on a connection of its own, outside the
+// pool, and calls wake on every notification from a store on this store's
+// schema. It also calls wake once the channel is listened to, and again
+// after every reconnection: what was notified while no connection listened
+// is lost, so the caller should look for work.
 //
 // A lost connection is reopened, with a backoff from 100 ms up to 10 s.
-// Listen returns nil when ctx ends or the store is closed, and an error
-// only for an empty channel. wake runs on Listen's goroutine and should not
-// block (signal a channel with a buffer of one, say).
-func (s *Store) Listen(ctx context.Context, channel string, wake func()) error {
-	if channel == "" {
-		return errors.New("postgres: listen: empty channel name")
-	}
+// Listen returns when ctx ends or the store is closed. wake runs on
+// Listen's goroutine and should not block (signal a channel with a buffer
+// of one, say).
+func (s *Store) Listen(ctx context.Context, wake func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(s.closed, cancel)
 	defer stop()
 	backoff := listenMinBackoff
 	for {
-		err := s.listen(ctx, channel, wake, func() { backoff = listenMinBackoff })
+		err := s.listen(ctx, wake, func() { backoff = listenMinBackoff })
 		if ctx.Err() != nil {
-			return nil
+			return
 		}
 		// Up to 50 % less, so that processes that lost the database
 		// together do not reconnect together.
 		wait := backoff - time.Duration(rand.Int64N(int64(backoff/2)+1))
-		s.log.Warn("postgres: listen connection lost, reconnecting", "channel", channel, "err", err, "retry_in", wait)
+		s.log.Warn("postgres: listen connection lost, reconnecting", "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(wait):
 		}
 		backoff = min(backoff*2, listenMaxBackoff)
@@ -54,7 +49,7 @@ func (s *Store) Listen(ctx context.Context, channel string, wake func()) error {
 }
 
 // listen runs one connection until it fails or ctx ends.
-func (s *Store) listen(ctx context.Context, channel string, wake, connected func()) error {
+func (s *Store) listen(ctx context.Context, wake, connected func()) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
@@ -64,7 +59,7 @@ func (s *Store) listen(ctx context.Context, channel string, wake, connected func
 		defer cancel()
 		conn.Close(closeCtx)
 	}()
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotifyChannel}.Sanitize()); err != nil {
 		return err
 	}
 	connected()
@@ -74,7 +69,7 @@ func (s *Store) listen(ctx context.Context, channel string, wake, connected func
 		if err != nil {
 			return err
 		}
-		if channel != NotifyChannel || n.Payload == s.schema {
+		if n.Payload == s.schema {
 			wake()
 		}
 	}

@@ -223,7 +223,7 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pg.Listen(ctx, postgres.NotifyChannel, s.Engine.Wake)
+			pg.Listen(ctx, s.Engine.Wake)
 		}()
 	}
 	wg.Add(1)
