@@ -185,7 +185,7 @@ func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []c
 			WHERE q.delivery_id = picked.id
 			RETURNING q.delivery_id, q.due
 		) `+claimedSelect,
-		ids, endpoints, ts(r.Now), cap, r.Token, ts(r.LeaseUntil), limit).
+		uuids(ids), uuids(endpoints), ts(r.Now), cap, r.Token, ts(r.LeaseUntil), limit).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			*claims, err = collectClaims(rows, r.Token, *claims)
@@ -315,7 +315,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		}
 	}
 	b.Queue(`WITH l AS (SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE)
-		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, ids)
+		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, uuids(ids))
 	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[])
@@ -344,7 +344,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
 			FROM m JOIN u ON u.id = m.delivery_id
 			ON CONFLICT DO NOTHING`,
-		ids, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
+		uuids(ids), tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
 }
 
 // validText makes s storable as text: an attempt's error may quote what a
@@ -368,7 +368,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 				DELETE FROM queue q USING l WHERE q.delivery_id = l.delivery_id AND l.due IS NULL
 			)
 			UPDATE queue q SET lease_token = NULL, lease_expires = NULL
-			FROM l WHERE q.delivery_id = l.delivery_id AND l.due IS NOT NULL`, token, ids)
+			FROM l WHERE q.delivery_id = l.delivery_id AND l.due IS NOT NULL`, token, uuids(ids))
 		return err
 	})
 }

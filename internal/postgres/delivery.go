@@ -68,7 +68,8 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.D
 	n := len(ds)
 	var (
 		ids, endpoints, events, types, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		rels, replayOf, reasons                 = make([]*string, n), make([]*string, n), make([]*string, n)
+		rels, reasons                           = make([]*string, n), make([]*string, n)
+		replayOf                                = make([]string, n)
 		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
 		next, created, updated                  = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		manual                                  = make([]bool, n)
@@ -76,7 +77,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.D
 	)
 	for i, d := range ds {
 		ids[i], endpoints[i], events[i], types[i], statuses[i] = d.ID, d.EndpointID, d.EventID, d.EventType, d.Status
-		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), textPtr(d.ReplayOf), textPtr(d.Reason)
+		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), d.ReplayOf, textPtr(d.Reason)
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
 		manual[i], bodies[i] = d.Manual, d.Body
@@ -97,7 +98,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.D
 			INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM ins WHERE status = 'pending'
 		)
 		SELECT id FROM ins`,
-		ids, endpoints, events, types, rels, replayOf, statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated).
+		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated).
 		Query(func(rows pgx.Rows) error {
 			var err error
 			inserted, err = pgx.CollectRows(rows, pgx.RowTo[string])
@@ -259,7 +260,7 @@ func rearm(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) ([]*webh
 			ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, parked = false, lease_token = NULL, lease_expires = NULL
 		)
 		SELECT * FROM u`,
-		ts(now), ids)
+		ts(now), uuids(ids))
 	if err != nil {
 		return nil, err
 	}

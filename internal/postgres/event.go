@@ -113,7 +113,7 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 	b = pgx.Batch{}
 	first := map[string]*webhooks.Event{}
 	if len(firsts) > 0 {
-		b.Queue(`SELECT `+eventCols+` FROM events WHERE id = ANY ($1::uuid[])`, firsts).Query(func(rows pgx.Rows) error {
+		b.Queue(`SELECT `+eventCols+` FROM events WHERE id = ANY ($1::uuid[])`, uuids(firsts)).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				e, err := scanEvent(rows)
 				if err != nil {
@@ -164,7 +164,7 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 	n := len(evs)
 	var (
 		ids, types, versions, accounts, objects = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		corrs, companies                        = make([]*string, n), make([]*string, n)
+		corrs, companies                        = make([]*string, n), make([]string, n)
 		livemode, test                          = make([]bool, n), make([]bool, n)
 		created                                 = make([]*time.Time, n)
 		keyNames, keyEvents                     []string
@@ -173,7 +173,7 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 	)
 	for i, ev := range evs {
 		ids[i], types[i], versions[i], accounts[i], objects[i] = ev.ID, ev.Type, ev.APIVersion, ev.AccountID, string(ev.Object)
-		corrs[i], companies[i] = textPtr(ev.CorrelationID), textPtr(ev.CompanyID)
+		corrs[i], companies[i] = textPtr(ev.CorrelationID), ev.CompanyID
 		livemode[i], test[i], created[i] = ev.Livemode, ev.Test, timePtr(ev.Created)
 		if i < len(keys) && keys[i] != nil {
 			k := keys[i]
@@ -185,13 +185,13 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created
 		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[])
 			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created)`,
-		ids, types, versions, livemode, test, corrs, accounts, companies, objects, created)
+		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created)
 	if len(keyNames) > 0 {
 		// An expired key is forgotten: the new event takes it over.
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created)
 			SELECT * FROM unnest($1::text[], $2::bytea[], $3::uuid[], $4::timestamptz[])
 			ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
-			keyNames, hashes, keyEvents, keyCreated)
+			keyNames, hashes, uuids(keyEvents), keyCreated)
 	}
 }
 

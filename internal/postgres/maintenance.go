@@ -56,13 +56,14 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 		n = len(ids)
 		var b pgx.Batch
 		if n > 0 {
+			events := uuids(ids)
 			// Deliveries are locked in id order first, as every statement
 			// that changes several deliveries does, so no deadlock.
 			b.Queue(`DELETE FROM deliveries d USING (
 				SELECT id FROM deliveries WHERE event_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE) l
-				WHERE d.id = l.id`, ids) // attempts and queue rows go by ON DELETE CASCADE
-			b.Queue(`DELETE FROM idempotency_keys WHERE event_id = ANY ($1::uuid[])`, ids)
-			b.Queue(`DELETE FROM events WHERE id = ANY ($1::uuid[])`, ids)
+				WHERE d.id = l.id`, events) // attempts and queue rows go by ON DELETE CASCADE
+			b.Queue(`DELETE FROM idempotency_keys WHERE event_id = ANY ($1::uuid[])`, events)
+			b.Queue(`DELETE FROM events WHERE id = ANY ($1::uuid[])`, events)
 		}
 		b.Queue(`DELETE FROM idempotency_keys WHERE key IN (
 			SELECT key FROM idempotency_keys WHERE created < $1 LIMIT $2)`, ts(now.Add(-webhooks.IdempotencyWindow)), limit)

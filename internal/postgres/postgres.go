@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -383,6 +384,22 @@ func (s *Store) notifier() {
 func lockExclusive(ctx context.Context, tx pgx.Tx, class int32, key string) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, class, key)
 	return err
+}
+
+// uuids is ids as a uuid[] parameter; an empty string, or one that is not
+// an id, is NULL (which matches nothing). pgx sends a []string to a uuid[]
+// parameter only as text, and only after trying binary, failing, and
+// formatting the whole slice into the error it then drops: measured, 2 %
+// of the engine's CPU with 10 endpoints per event, before PostgreSQL parsed
+// the text back.
+func uuids(ids []string) []pgtype.UUID {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		if u, err := uuid.Parse(id); err == nil && len(id) == 36 {
+			out[i] = pgtype.UUID{Bytes: u, Valid: true}
+		}
+	}
+	return out
 }
 
 // ts converts a time to what is stored: the zero time is NULL, others are

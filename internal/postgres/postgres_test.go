@@ -2,9 +2,11 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/pgtest"
@@ -60,5 +62,27 @@ func TestOpen_SearchPathInURL(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("deliveries tables in %s: got %d, want 1", schema, n)
+	}
+}
+
+// TestUUIDs: ids go as binary uuid[] parameters, and what is not an id is
+// NULL, as an id that names nothing.
+func TestUUIDs(t *testing.T) {
+	id := webhooks.NewID()
+	got := uuids([]string{id, "", "not-an-id", "{" + id + "}", strings.ReplaceAll(id, "-", "")})
+	if !got[0].Valid {
+		t.Fatalf("uuids(%q) is NULL", id)
+	}
+	if v, err := got[0].Value(); err != nil || v != id {
+		t.Errorf("uuids(%q) = %v (%v)", id, v, err)
+	}
+	for i, u := range got[1:] {
+		if u.Valid {
+			t.Errorf("uuids: input %d is not an id but was kept", i+1)
+		}
+	}
+	// Binary, without the failed attempt and text fallback a []string takes.
+	if _, err := pgtype.NewMap().Encode(pgtype.UUIDArrayOID, pgtype.BinaryFormatCode, got, nil); err != nil {
+		t.Errorf("uuids is not encodable as a binary uuid[]: %v", err)
 	}
 }
