@@ -314,8 +314,9 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			bodies[i] = []byte{}
 		}
 	}
+	deliveries := uuids(ids)
 	b.Queue(`WITH l AS (SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE)
-		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, uuids(ids))
+		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, deliveries)
 	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[])
@@ -344,7 +345,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
 			FROM m JOIN u ON u.id = m.delivery_id
 			ON CONFLICT DO NOTHING`,
-		uuids(ids), tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
+		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
 }
 
 // validText makes s storable as text: an attempt's error may quote what a
