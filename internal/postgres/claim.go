@@ -271,18 +271,23 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 
 // queueEngineSettings queues in b the settings of the engine's
 // transactions (claims, attempt records): they commit without waiting for
-// the WAL flush (see lazyCommit), and use indexes only (see qIndexOnly).
+// the WAL flush (see qLazyCommit), and use indexes only (see qIndexOnly).
 func queueEngineSettings(b *pgx.Batch) {
-	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+	b.Queue(qLazyCommit)
 	b.Queue(qIndexOnly)
 }
 
-// lazyCommit makes tx commit without waiting for the WAL flush. Only the
-// engine's bookkeeping commits so (claims, attempt records): losing the last
-// of them in a database crash repeats an attempt, never loses an event,
-// and the engine's transactions no longer wait for the disk.
+// qLazyCommit makes the rest of a transaction commit without waiting for
+// the WAL flush. Only transactions whose last commits a database crash may
+// lose at no cost commit so: the engine's bookkeeping (claims, attempt
+// records), where a lost one repeats an attempt and never loses an event,
+// and the purge, which a lost one makes again. They then no longer wait
+// for the disk.
+const qLazyCommit = `SELECT set_config('synchronous_commit', 'off', true)`
+
+// lazyCommit runs qLazyCommit in tx.
 func lazyCommit(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`)
+	_, err := tx.Exec(ctx, qLazyCommit)
 	return err
 }
 
