@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"slices"
 	"time"
 )
 
@@ -53,6 +54,12 @@ type Delivery struct {
 
 	Attempts []*Attempt // filled by FindDelivery only
 }
+
+// DeliveryStatuses lists every delivery status.
+var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryFailedPermanently}
+
+// KnownDeliveryStatus reports whether s is a delivery status.
+func KnownDeliveryStatus(s string) bool { return slices.Contains(DeliveryStatuses, s) }
 
 // Resendable reports whether a delivery may be sent again by hand.
 func (d *Delivery) Resendable() bool {

@@ -73,6 +73,13 @@ func ErrorCode(err error) string {
 	return EINTERNAL
 }
 
+// NotFound is the error of an object that does not exist, or that belongs
+// to another tenant: the two answers are the same, so that ids cannot be
+// probed.
+func NotFound(kind string) *Error {
+	return Errorf(ENOTFOUND, "No such %s.", kind)
+}
+
 // ErrorMessage returns the message of err if it is an *Error, and a generic
 // message otherwise, so that internal details never reach a caller.
 func ErrorMessage(err error) string {

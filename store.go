@@ -42,6 +42,15 @@ type DeliveryFilter struct {
 	EventID    string // empty: any
 }
 
+// DeliveryCount is how many deliveries of an endpoint, in one state, were
+// created in one bucket of time (see Store.CountDeliveries).
+type DeliveryCount struct {
+	EndpointID string
+	Bucket     int // 0 for the bucket that starts at the since asked for
+	Status     string
+	N          int
+}
+
 // IdempotencyKey is a producer's Idempotency-Key for POST /v1/events: the
 // same key within IdempotencyWindow returns the first event.
 type IdempotencyKey struct {
@@ -180,6 +189,19 @@ type Store interface {
 	// that has no newer delivery of the same event, and returns how many.
 	// Returns ENOTFOUND or EENDPOINTDISABLED.
 	Recover(ctx context.Context, endpointID string, since, until, now time.Time, audit *AuditEntry) (int, error)
+
+	// ListAccountCompanies returns every company of the account.
+	ListAccountCompanies(ctx context.Context, accountID string) ([]*Company, error)
+	// ListAccountEndpoints returns every endpoint of the account: its
+	// account endpoints and its companies' endpoints, oldest first.
+	ListAccountEndpoints(ctx context.Context, accountID string) ([]*Endpoint, error)
+	// CountDeliveries counts the deliveries of the endpoints created at
+	// or after since, by endpoint, state and bucket of time (bucket 0
+	// starts at since), without reading them.
+	CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]DeliveryCount, error)
+	// ListEventDeliveries returns the deliveries of the events to the
+	// endpoints, oldest first, without their bodies.
+	ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*Delivery, error)
 
 	// RecordAudit stores an entry outside any change (a refused one, or a
 	// secret revealed).

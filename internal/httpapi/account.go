@@ -1,16 +1,10 @@
 package httpapi
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"net/http"
 
-	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
-
-// APIKeyPrefix starts every account key, so that a leaked key is
-// recognizable (and secret scanners can match it).
-const APIKeyPrefix = "fk_"
 
 func (s *Server) registerAccountRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /v1/accounts", s.handleCreateAccount)
@@ -20,10 +14,7 @@ func (s *Server) registerAccountRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /v1/accounts/{account}/audit_log", s.handleListAudit)
 }
 
-func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, p *principal) error {
-	if err := requireAdmin(p); err != nil {
-		return err
-	}
+func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	var in struct {
 		Name          string  `json:"name"`
 		ProvisionedBy *string `json:"provisioned_by"`
@@ -31,31 +22,16 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, p *
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	a := &webhooks.Account{ID: webhooks.NewID(), Name: in.Name, Created: s.Now()}
-	if in.ProvisionedBy != nil {
-		a.ProvisionedBy = *in.ProvisionedBy
-	}
-	if err := a.Validate(); err != nil {
-		return err
-	}
-	if err := s.Store.CreateAccount(r.Context(), a); err != nil {
+	a, err := s.App.CreateAccount(r.Context(), c, in.Name, deref(in.ProvisionedBy))
+	if err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, accountObject(a))
 	return nil
 }
 
-// account returns the path's account if p may see it.
-func (s *Server) account(r *http.Request, p *principal) (*webhooks.Account, error) {
-	id := r.PathValue("account")
-	if !webhooks.ValidID(id) || !p.canSee(id) {
-		return nil, notFound("account")
-	}
-	return s.Store.FindAccount(r.Context(), id)
-}
-
-func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, p *principal) error {
-	a, err := s.account(r, p)
+func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	a, err := s.App.Account(r.Context(), c, r.PathValue("account"))
 	if err != nil {
 		return err
 	}
@@ -63,62 +39,34 @@ func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, p *pri
 	return nil
 }
 
-func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, p *principal) error {
-	if err := requireAdmin(p); err != nil {
-		return err
-	}
+func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	var in struct{}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	a, err := s.account(r, p)
+	k, key, err := s.App.CreateAPIKey(r.Context(), c, r.PathValue("account"))
 	if err != nil {
 		return err
 	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return err
-	}
-	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
-	h := hashKey(key)
-	k := &webhooks.APIKey{ID: webhooks.NewID(), AccountID: a.ID, Hash: h[:], Created: s.Now()}
-	if err := s.Store.CreateAPIKey(r.Context(), k, p.audit()); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, apiKeyJSON{ID: k.ID, Object: "api_key", AccountID: a.ID, Key: key, Created: k.Created.Unix()})
+	writeJSON(w, http.StatusCreated, apiKeyJSON{ID: k.ID, Object: "api_key", AccountID: k.AccountID, Key: key, Created: k.Created.Unix()})
 	return nil
 }
 
-func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, p *principal) error {
-	if err := requireAdmin(p); err != nil {
-		return err
-	}
-	a, err := s.account(r, p)
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("key")
-	if !webhooks.ValidID(id) {
-		return notFound("api key")
-	}
-	if err := s.Store.RevokeAPIKey(r.Context(), a.ID, id, s.Now(), p.audit()); err != nil {
+func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	if err := s.App.RevokeAPIKey(r.Context(), c, r.PathValue("account"), r.PathValue("key")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) handleListAudit(w http.ResponseWriter, r *http.Request, p *principal) error {
-	a, err := s.account(r, p)
-	if err != nil {
-		return err
-	}
+func (s *Server) handleListAudit(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	q := newQuery(r)
-	page := q.page()
+	p := q.page()
 	if q.err != nil {
 		return q.err
 	}
-	l, err := s.Store.ListAudit(r.Context(), a.ID, page)
+	l, err := s.App.ListAudit(r.Context(), c, r.PathValue("account"), p)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // renderStore is the store of FuzzEventJSON: RegisterEvent renders the
@@ -92,11 +93,12 @@ func FuzzEventJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		store := &renderStore{t: t}
-		s := &Server{Store: store, Wake: func() {}, Now: func() time.Time { return time.Unix(1790590561, 0) }}
+		now := func() time.Time { return time.Unix(1790590561, 0) }
+		s := &Server{App: app.New(app.Config{Store: store, Now: now}), Now: now}
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("POST", "/v1/events", bytes.NewReader(body))
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-		err := s.handleCreateEvent(w, r, &principal{admin: true, actor: webhooks.Actor{Type: webhooks.ActorAdmin}})
+		err := s.handleCreateEvent(w, r, app.Admin())
 		if err != nil {
 			code := webhooks.ErrorCode(err)
 			if status := StatusOf(code); status != 400 && status != 413 && status != 422 {

@@ -15,7 +15,7 @@ func (s *Server) registerHealthRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
-		if err := s.Store.Ping(ctx); err != nil {
+		if err := s.Ping(ctx); err != nil {
 			s.Logger.Warn("readyz: database unreachable", "err", err)
 			writeJSON(w, http.StatusServiceUnavailable, errorBody("service_unavailable", "The database does not answer."))
 			return

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -128,35 +127,31 @@ func (q *query) fail(err error) {
 	}
 }
 
+// page reads limit and starting_after; the use case checks them (a limit
+// that is not a number is 0, which it refuses).
 func (q *query) page() webhooks.Page {
-	p := webhooks.Page{Limit: 20, StartingAfter: q.values.Get("starting_after")}
+	p := webhooks.Page{Limit: webhooks.DefaultPageLimit, StartingAfter: q.values.Get("starting_after")}
 	if s := q.values.Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 100 {
-			q.fail(webhooks.Errorf(webhooks.EINVALID, "limit must be a number from 1 to 100."))
-		}
-		p.Limit = n
-	}
-	if p.StartingAfter != "" && !webhooks.ValidID(p.StartingAfter) {
-		q.fail(webhooks.Errorf(webhooks.EINVALID, "starting_after must be the id of an item of the list."))
+		p.Limit, _ = strconv.Atoi(s)
 	}
 	return p
 }
 
 func (q *query) str(name string) string { return q.values.Get(name) }
 
-// unix reads a unix-seconds parameter; absent is the zero time.
-func (q *query) unix(name string) time.Time {
+// unix reads a unix-seconds parameter; absent is nil. The use case checks
+// its range.
+func (q *query) unix(name string) *int64 {
 	s := q.values.Get(name)
 	if s == "" {
-		return time.Time{}
+		return nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
+	if err != nil {
 		q.fail(webhooks.Errorf(webhooks.EINVALID, "%s must be a time in unix seconds.", name))
-		return time.Time{}
+		return nil
 	}
-	return time.Unix(n, 0).UTC()
+	return &n
 }
 
 // list is the one shape of every list.
@@ -164,6 +159,15 @@ type list[T any] struct {
 	Object  string `json:"object"`
 	Data    []T    `json:"data"`
 	HasMore bool   `json:"has_more"`
+}
+
+// deref is *p, or the zero value when p is nil.
+func deref[T any](p *T) T {
+	var v T
+	if p != nil {
+		v = *p
+	}
+	return v
 }
 
 func newList[T, U any](l *webhooks.List[T], f func(T) U) list[U] {

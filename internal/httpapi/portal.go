@@ -2,9 +2,8 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
-	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 func (s *Server) registerPortalRoutes(mux *http.ServeMux) {
@@ -19,29 +18,15 @@ type portalSessionJSON struct {
 	ExpiresAt int64  `json:"expires_at"`
 }
 
-// handleCreatePortalSession issues a portal link (admin key only). The
-// link is signed, not stored: every process with the same admin key
-// accepts it.
-func (s *Server) handleCreatePortalSession(w http.ResponseWriter, r *http.Request, p *principal) error {
-	if err := requireAdmin(p); err != nil {
-		return err
-	}
+func (s *Server) handleCreatePortalSession(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	var in struct{}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	a, err := s.account(r, p)
+	link, err := s.App.CreatePortalSession(r.Context(), c, r.PathValue("account"))
 	if err != nil {
 		return err
 	}
-	if s.Portal == nil {
-		return webhooks.Errorf(webhooks.EUNAVAILABLE, "The portal is not configured on this server.")
-	}
-	token, expires := s.Portal.Issue(a.ID, s.Now())
-	writeJSON(w, http.StatusCreated, portalSessionJSON{
-		Object:    "portal_session",
-		URL:       strings.TrimRight(s.PublicURL, "/") + "/portal/sessions/" + token,
-		ExpiresAt: expires.Unix(),
-	})
+	writeJSON(w, http.StatusCreated, portalSessionJSON{Object: "portal_session", URL: link.URL, ExpiresAt: link.Expires.Unix()})
 	return nil
 }

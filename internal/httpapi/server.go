@@ -1,54 +1,35 @@
 // Package httpapi is the JSON API of SPEC section 13 on net/http's
-// method-and-path patterns.
+// method-and-path patterns. Each handler decodes its request, calls the
+// use case in internal/app with the caller its key names, and writes what
+// that returns; every error goes through one exit (see errors.go).
 package httpapi
 
 import (
 	"context"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/portal"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // MaxBodyBytes bounds every request body; a larger one answers 413.
 const MaxBodyBytes = 256 << 10
 
-// URLChecker refuses endpoint URLs the service must not call (the SSRF
-// guard's creation-time check).
-type URLChecker interface {
-	CheckURL(ctx context.Context, raw string, requireHTTPS bool) (*url.URL, error)
-}
-
 // Server serves the API.
 type Server struct {
-	Store webhooks.Store
-	// Wake tells the delivery engine that new deliveries are due.
-	Wake func()
-	// URLs checks endpoint URLs at creation and update.
-	URLs URLChecker
-	// AdminKey is the platform's key.
-	AdminKey string
-	// AllowHTTP lets live-mode endpoints use plain http.
-	AllowHTTP bool
-	Now       func() time.Time
-	Logger    *slog.Logger
-	// Extra routes (health, metrics, portal) mounted beside the API.
-	Extra map[string]http.Handler
-	// Portal issues the links of POST /v1/accounts/{account}/portal_sessions;
-	// PublicURL is the base of those links.
-	Portal    *portal.Sessions
-	PublicURL string
+	App *app.App
+	// Ping checks that the database answers (GET /readyz).
+	Ping func(ctx context.Context) error
+	Now  func() time.Time
+	// Extra routes (metrics, portal) mounted beside the API.
+	Extra  map[string]http.Handler
+	Logger *slog.Logger
 	// Observe, if set, is called after each request with its route pattern,
 	// status and duration (for metrics).
 	Observe func(pattern string, status int, d time.Duration)
-	// Registered, if set, is called for each event registered.
-	Registered func()
-
-	adminHash [32]byte
 }
 
 // Handler returns the API's handler.
@@ -59,10 +40,6 @@ func (s *Server) Handler() http.Handler {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	if s.Wake == nil {
-		s.Wake = func() {}
-	}
-	s.adminHash = hashKey(s.AdminKey)
 	mux := http.NewServeMux()
 	s.registerAccountRoutes(mux)
 	s.registerCompanyRoutes(mux)
@@ -104,14 +81,18 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 	return allow
 }
 
-// handle registers an API route: the handler gets the caller, and any
-// error it returns goes through the one error exit.
-func (s *Server) handle(mux *http.ServeMux, pattern string, h func(w http.ResponseWriter, r *http.Request, p *principal) error) {
+// handle registers an API route: the handler gets the caller its key
+// names, and any error it returns goes through the one error exit.
+func (s *Server) handle(mux *http.ServeMux, pattern string, h func(w http.ResponseWriter, r *http.Request, c app.Caller) error) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		p, err := s.authenticate(r)
+		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok {
+			key = "" // no key at all: 401
+		}
+		c, err := s.App.Authenticate(r.Context(), strings.TrimSpace(key))
 		if err == nil {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-			err = h(w, r, p)
+			err = h(w, r, c)
 		}
 		if err != nil {
 			s.error(w, r, err)

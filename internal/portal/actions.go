@@ -9,12 +9,12 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/signature"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // The endpoint actions. Each is a POST whose CSRF token signedIn has
-// checked; each change is audited by the store with the session as actor,
-// and a refused one with refuse, as the JSON API does.
+// checked; each decodes its form and calls the use case, which audits the
+// change (or its refusal) with the session as actor.
 
 // EndpointFormPage is the form that creates or edits an endpoint.
 type EndpointFormPage struct {
@@ -68,8 +68,13 @@ func (h *Handler) apiVersionOptions(selected string) []Option {
 	return out
 }
 
+// endpointRef names an endpoint of the session's account by its id.
+func endpointRef(r *http.Request) app.EndpointRef {
+	return app.EndpointRef{ID: r.PathValue("endpoint")}
+}
+
 // handleNewEndpoint shows the creation form. The owners are the account
-// and the companies loadOwned finds.
+// and its companies.
 func (h *Handler) handleNewEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	p := &EndpointFormPage{
 		Base:   Base{Title: "Add an endpoint", Nav: "endpoints"},
@@ -85,12 +90,12 @@ func (h *Handler) handleNewEndpoint(w http.ResponseWriter, r *http.Request, c *r
 }
 
 func (h *Handler) ownerOptions(ctx context.Context, c *reqCtx, p *EndpointFormPage, selected string) error {
-	o, err := h.loadOwned(ctx, c.account.ID)
+	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account.ID)
 	if err != nil {
 		return err
 	}
 	p.Owners = []Option{{Value: "account", Label: "The account: " + c.account.Name + " (all its companies, managed accounts)", Selected: selected == "account" || selected == ""}}
-	for _, co := range o.companies {
+	for _, co := range hold.Companies {
 		v := "company:" + co.ID
 		p.Owners = append(p.Owners, Option{Value: v, Label: "Company: " + companyLabel(co, co.ID), Selected: selected == v})
 	}
@@ -105,24 +110,26 @@ func splitEvents(s string) []string {
 	})
 }
 
-// checkURL runs the SSRF guard's creation-time check, as the API does.
-func (h *Handler) checkURL(ctx context.Context, ep *webhooks.Endpoint) error {
-	if h.cfg.URLs == nil {
-		return nil
+// relationships reads the form's own and managed boxes.
+func relationships(f url.Values) []webhooks.Relationship {
+	rels := []webhooks.Relationship{}
+	if f.Get("own") != "" {
+		rels = append(rels, webhooks.RelationshipOwn)
 	}
-	u, err := h.cfg.URLs.CheckURL(ctx, ep.URL, ep.Livemode && !h.cfg.AllowHTTP)
-	if err != nil {
-		return err
+	if f.Get("managed") != "" {
+		rels = append(rels, webhooks.RelationshipManaged)
 	}
-	ep.URL = u.String()
-	return nil
+	return rels
 }
 
 // formError turns a refused change into the form's message; internal
 // errors stay errors.
 func formError(err error) (string, bool) {
-	if webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+	switch webhooks.ErrorCode(err) {
+	case webhooks.EINTERNAL, webhooks.EUNAVAILABLE:
 		return "", false
+	case webhooks.ENOTFOUND:
+		return "There is no such company in your account.", true
 	}
 	return webhooks.ErrorMessage(err), true
 }
@@ -130,60 +137,30 @@ func formError(err error) (string, bool) {
 func (h *Handler) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
 	f := r.PostForm
-	owner := f.Get("owner")
-	now := h.cfg.Now()
-	ep := &webhooks.Endpoint{
-		ID: webhooks.NewID(), URL: strings.TrimSpace(f.Get("url")), EnabledEvents: splitEvents(f.Get("events")),
-		APIVersion: f.Get("api_version"), Livemode: f.Get("livemode") != "", Description: strings.TrimSpace(f.Get("description")),
-		Status: webhooks.EndpointEnabled, Created: now, Updated: now,
+	owner, live := f.Get("owner"), f.Get("livemode") != ""
+	in := app.EndpointInput{
+		URL: strings.TrimSpace(f.Get("url")), EnabledEvents: splitEvents(f.Get("events")), APIVersion: f.Get("api_version"),
+		Livemode: &live, Description: strings.TrimSpace(f.Get("description")),
 	}
 	p := &EndpointFormPage{
 		Base:   Base{Title: "Add an endpoint", Nav: "endpoints"},
-		Action: "/portal/endpoints", Cancel: "/portal/", URL: ep.URL, Description: ep.Description,
-		Events: strings.Join(ep.EnabledEvents, "\n"), APIVersions: h.apiVersionOptions(ep.APIVersion),
-		Livemode: ep.Livemode, ShowRelationships: true, Own: f.Get("own") != "", Managed: f.Get("managed") != "",
+		Action: "/portal/endpoints", Cancel: "/portal/", URL: in.URL, Description: in.Description,
+		Events: strings.Join(in.EnabledEvents, "\n"), APIVersions: h.apiVersionOptions(in.APIVersion),
+		Livemode: live, ShowRelationships: true, Own: f.Get("own") != "", Managed: f.Get("managed") != "",
 		RequireHTTPS: !h.cfg.AllowHTTP,
 	}
-	var co *webhooks.Company
-	err := func() error {
-		switch {
-		case owner == "account":
-			ep.Scope, ep.AccountID = webhooks.ScopeAccount, c.account.ID
-			rels := []webhooks.Relationship{}
-			if p.Own {
-				rels = append(rels, webhooks.RelationshipOwn)
-			}
-			if p.Managed {
-				rels = append(rels, webhooks.RelationshipManaged)
-			}
-			ep.Relationships = rels
-		case strings.HasPrefix(owner, "company:"):
-			id := strings.TrimPrefix(owner, "company:")
-			var err error
-			if webhooks.ValidID(id) {
-				co, err = h.cfg.Store.FindCompany(ctx, id)
-			}
-			if !webhooks.ValidID(id) || webhooks.ErrorCode(err) == webhooks.ENOTFOUND || (err == nil && co.AccountID != c.account.ID) {
-				return webhooks.Errorf(webhooks.EINVALID, "There is no such company in your account.")
-			} else if err != nil {
-				return err
-			}
-			ep.Scope, ep.CompanyID = webhooks.ScopeCompany, co.ID
-		default:
-			return webhooks.Errorf(webhooks.EINVALID, "Choose what the endpoint belongs to: the account or one of its companies.")
-		}
-		if err := ep.Validate(); err != nil {
-			return err
-		}
-		if err := h.checkURL(ctx, ep); err != nil {
-			return err
-		}
-		var err error
-		if ep.Secret, err = signature.NewSecret(); err != nil {
-			return err
-		}
-		return h.cfg.Store.CreateEndpoint(ctx, ep, c.audit())
-	}()
+	var ep *app.OwnedEndpoint
+	var err error
+	switch {
+	case owner == "account":
+		rels := relationships(f)
+		in.Relationships = &rels
+		ep, err = h.cfg.App.CreateEndpoint(ctx, c.caller, app.AccountOwner(c.account.ID), in)
+	case strings.HasPrefix(owner, "company:"):
+		ep, err = h.cfg.App.CreateEndpoint(ctx, c.caller, app.CompanyOwner(strings.TrimPrefix(owner, "company:")), in)
+	default:
+		err = webhooks.Errorf(webhooks.EINVALID, "Choose what the endpoint belongs to: the account or one of its companies.")
+	}
 	if err != nil {
 		msg, ok := formError(err)
 		if !ok {
@@ -198,18 +175,18 @@ func (h *Handler) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c
 	}
 	h.render(w, r, c, http.StatusCreated, "secret", &SecretPage{
 		Base:     Base{Title: "Endpoint created", Nav: "endpoints", Notice: noticeText("created", "")},
-		Endpoint: endpointView(ep, co, c.now), Link: endpointPath(ep.ID),
+		Endpoint: endpointView(ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
 		Heading: "Your new endpoint's signing secret", Secret: ep.Secret, Created: true,
 	})
 	return nil
 }
 
 func (h *Handler) handleEditEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ep, _, err := h.endpoint(r.Context(), c, r.PathValue("endpoint"))
+	ep, err := h.cfg.App.Endpoint(r.Context(), c.caller, endpointRef(r))
 	if err != nil {
 		return err
 	}
-	h.render(w, r, c, http.StatusOK, "endpoint_form", h.editForm(ep))
+	h.render(w, r, c, http.StatusOK, "endpoint_form", h.editForm(ep.Endpoint))
 	return nil
 }
 
@@ -227,49 +204,24 @@ func (h *Handler) editForm(ep *webhooks.Endpoint) *EndpointFormPage {
 
 func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
-	ep, _, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
+	ep, err := h.cfg.App.Endpoint(ctx, c.caller, endpointRef(r))
 	if err != nil {
 		return err
 	}
 	f := r.PostForm
-	u := &webhooks.EndpointUpdate{}
 	rawURL, desc, version := strings.TrimSpace(f.Get("url")), strings.TrimSpace(f.Get("description")), f.Get("api_version")
 	events := splitEvents(f.Get("events"))
-	u.URL, u.Description, u.APIVersion, u.EnabledEvents = &rawURL, &desc, &version, &events
+	u := webhooks.EndpointUpdate{URL: &rawURL, Description: &desc, APIVersion: &version, EnabledEvents: &events}
 	if ep.Scope == webhooks.ScopeAccount {
-		rels := []webhooks.Relationship{}
-		if f.Get("own") != "" {
-			rels = append(rels, webhooks.RelationshipOwn)
-		}
-		if f.Get("managed") != "" {
-			rels = append(rels, webhooks.RelationshipManaged)
-		}
+		rels := relationships(f)
 		u.Relationships = &rels
 	}
-	err = func() error {
-		// Validate on a copy first, so that the guard sees the final URL,
-		// and only when it changed.
-		check := *ep
-		if err := u.Apply(&check); err != nil {
-			return err
-		}
-		if check.URL != ep.URL {
-			if err := h.checkURL(ctx, &check); err != nil {
-				return err
-			}
-			u.URL = &check.URL
-		} else {
-			u.URL = nil
-		}
-		_, err := h.cfg.Store.UpdateEndpoint(ctx, ep.ID, u, h.cfg.Now(), c.audit())
-		return err
-	}()
-	if err != nil {
+	if _, err := h.cfg.App.UpdateEndpoint(ctx, c.caller, endpointRef(r), u); err != nil {
 		msg, ok := formError(err)
-		if !ok {
+		if !ok || webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 			return err
 		}
-		p := h.editForm(ep)
+		p := h.editForm(ep.Endpoint)
 		p.URL, p.Description, p.Events, p.APIVersions = rawURL, desc, strings.Join(events, "\n"), h.apiVersionOptions(version)
 		if u.Relationships != nil {
 			p.Own, p.Managed = f.Get("own") != "", f.Get("managed") != ""
@@ -282,186 +234,131 @@ func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c
 }
 
 func (h *Handler) handleSetStatus(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ep, _, err := h.endpoint(r.Context(), c, r.PathValue("endpoint"))
-	if err != nil {
-		return err
-	}
 	status := r.PostForm.Get("status")
 	if status != webhooks.EndpointEnabled && status != webhooks.EndpointDisabled {
 		return notFound()
 	}
-	if _, err := h.cfg.Store.UpdateEndpoint(r.Context(), ep.ID, &webhooks.EndpointUpdate{Status: &status}, h.cfg.Now(), c.audit()); err != nil {
+	ep, err := h.cfg.App.UpdateEndpoint(r.Context(), c.caller, endpointRef(r), webhooks.EndpointUpdate{Status: &status})
+	if err != nil {
 		return err
 	}
 	return redirect(w, r, endpointPath(ep.ID), url.Values{"notice": {status}})
 }
 
 func (h *Handler) handleConfirmDelete(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ep, co, err := h.endpoint(r.Context(), c, r.PathValue("endpoint"))
+	ep, err := h.cfg.App.Endpoint(r.Context(), c.caller, endpointRef(r))
 	if err != nil {
 		return err
 	}
 	h.render(w, r, c, http.StatusOK, "confirm_delete", &ConfirmDeletePage{
 		Base:     Base{Title: "Delete " + shortURL(ep.URL), Nav: "endpoints"},
-		Endpoint: endpointView(ep, co, c.now), Link: endpointPath(ep.ID),
+		Endpoint: endpointView(ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
 	})
 	return nil
 }
 
 func (h *Handler) handleDeleteEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ep, _, err := h.endpoint(r.Context(), c, r.PathValue("endpoint"))
-	if err != nil {
-		return err
-	}
+	ref := endpointRef(r)
 	if r.PostForm.Get("confirm") != "yes" {
-		return redirect(w, r, endpointPath(ep.ID)+"/delete", nil)
+		if _, err := h.cfg.App.Endpoint(r.Context(), c.caller, ref); err != nil {
+			return err
+		}
+		return redirect(w, r, endpointPath(ref.ID)+"/delete", nil)
 	}
-	if err := h.cfg.Store.DeleteEndpoint(r.Context(), ep.ID, h.cfg.Now(), c.audit()); err != nil {
+	if err := h.cfg.App.DeleteEndpoint(r.Context(), c.caller, ref); err != nil {
 		return err
 	}
 	return redirect(w, r, "/portal/", url.Values{"notice": {"deleted"}})
 }
 
+// refusedTo ends a refused action with a redirect to path, whose page says
+// why; invalid is the page's error code for a refused form value. Internal
+// errors, and "not found", are not refusals: they are returned.
+func refusedTo(w http.ResponseWriter, r *http.Request, path string, err error, invalid string) error {
+	code := webhooks.ErrorCode(err)
+	switch code {
+	case webhooks.EINTERNAL, webhooks.EUNAVAILABLE, webhooks.ENOTFOUND:
+		return err
+	case webhooks.EINVALID:
+		code = invalid
+	}
+	return redirect(w, r, path, url.Values{"error": {code}})
+}
+
 func (h *Handler) handleRotateSecret(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ctx := r.Context()
-	ep, co, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
-	if err != nil {
-		return err
-	}
+	ref := endpointRef(r)
 	secs, err := strconv.ParseInt(r.PostForm.Get("expires_in"), 10, 64)
-	overlap := time.Duration(secs) * time.Second
-	if err != nil || secs < 0 || overlap > webhooks.MaxSecretOverlap {
-		h.refuse(ctx, c, webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, ep.ID,
-			webhooks.Errorf(webhooks.EINVALID, "invalid overlap"))
-		return redirect(w, r, endpointPath(ep.ID), url.Values{"error": {"invalid_overlap"}})
-	}
-	secret, err := signature.NewSecret()
 	if err != nil {
-		return err
+		return redirect(w, r, endpointPath(ref.ID), url.Values{"error": {"invalid_overlap"}})
 	}
-	now := h.cfg.Now()
-	// Whole seconds, as the API: the old secret stops exactly when shown.
-	expires := now.Add(overlap).Truncate(time.Second)
-	updated, err := h.cfg.Store.RotateSecret(ctx, ep.ID, secret, expires, now, c.audit())
+	rot, err := h.cfg.App.RotateSecret(r.Context(), c.caller, ref, &secs)
 	if err != nil {
-		return err
+		return refusedTo(w, r, endpointPath(ref.ID), err, "invalid_overlap")
 	}
 	p := &SecretPage{
 		Base:     Base{Title: "Secret rotated", Nav: "endpoints"},
-		Endpoint: endpointView(updated, co, c.now), Link: endpointPath(ep.ID),
-		Heading: "The new signing secret", Secret: secret, Rotated: true,
+		Endpoint: endpointView(rot.Endpoint.Endpoint, rot.Endpoint.Company, c.now), Link: endpointPath(ref.ID),
+		Heading: "The new signing secret", Secret: rot.Secret, Rotated: true,
 	}
-	if overlap == 0 {
+	if rot.PreviousStopped {
 		p.OldStopped = true
 	} else {
-		p.OldExpires = timeView(expires, c.now)
+		p.OldExpires = timeView(rot.PreviousExpires, c.now)
 	}
 	h.render(w, r, c, http.StatusOK, "secret", p)
 	return nil
 }
 
 func (h *Handler) handleRevealSecret(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ctx := r.Context()
-	ep, co, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
+	ep, err := h.cfg.App.RevealSecret(r.Context(), c.caller, endpointRef(r))
 	if err != nil {
-		return err
-	}
-	e := c.audit()
-	e.AccountID, e.Action, e.TargetType, e.TargetID = c.account.ID, webhooks.AuditEndpointSecretRevealed, webhooks.TargetEndpoint, ep.ID
-	e.Outcome, e.Created = webhooks.AuditSucceeded, h.cfg.Now()
-	if err := h.cfg.Store.RecordAudit(ctx, e); err != nil {
 		return err
 	}
 	h.render(w, r, c, http.StatusOK, "secret", &SecretPage{
 		Base:     Base{Title: "Signing secret", Nav: "endpoints"},
-		Endpoint: endpointView(ep, co, c.now), Link: endpointPath(ep.ID),
+		Endpoint: endpointView(ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
 		Heading: "The endpoint's signing secret", Secret: ep.Secret,
 	})
 	return nil
 }
 
 func (h *Handler) handleSendTest(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ctx := r.Context()
-	ep, _, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
+	ref := endpointRef(r)
+	d, err := h.cfg.App.SendTestEvent(r.Context(), c.caller, ref)
 	if err != nil {
-		return err
+		return refusedTo(w, r, endpointPath(ref.ID), err, "")
 	}
-	d, err := h.cfg.Store.SendTestEvent(ctx, ep.ID, h.cfg.Now(), c.audit())
-	if err != nil {
-		if err := h.refuse(ctx, c, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, ep.ID, err); err != nil {
-			return err
-		}
-		return redirect(w, r, endpointPath(ep.ID), url.Values{"error": {webhooks.ErrorCode(err)}})
-	}
-	h.cfg.Wake()
-	return redirect(w, r, deliveryPath(ep.ID, d.ID), url.Values{"notice": {"test_sent"}})
+	return redirect(w, r, deliveryPath(ref.ID, d.ID), url.Values{"notice": {"test_sent"}})
 }
 
 // recoverLayout is the datetime-local input's format.
 const recoverLayout = "2006-01-02T15:04"
 
 func (h *Handler) handleRecover(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ctx := r.Context()
-	ep, _, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
+	ref := endpointRef(r)
+	since, err := time.ParseInLocation(recoverLayout, r.PostForm.Get("since"), time.UTC)
 	if err != nil {
-		return err
+		return redirect(w, r, endpointPath(ref.ID), url.Values{"error": {"invalid_since"}})
 	}
-	now := h.cfg.Now()
-	since, perr := time.ParseInLocation(recoverLayout, r.PostForm.Get("since"), time.UTC)
-	if perr != nil || !since.Before(now) {
-		return redirect(w, r, endpointPath(ep.ID), url.Values{"error": {"invalid_since"}})
-	}
-	n, err := h.cfg.Store.Recover(ctx, ep.ID, since, now, now, c.audit())
+	secs := since.Unix()
+	n, err := h.cfg.App.Recover(r.Context(), c.caller, ref, app.RecoverInput{Since: &secs})
 	if err != nil {
-		if err := h.refuse(ctx, c, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, ep.ID, err); err != nil {
-			return err
-		}
-		return redirect(w, r, endpointPath(ep.ID), url.Values{"error": {webhooks.ErrorCode(err)}})
+		return refusedTo(w, r, endpointPath(ref.ID), err, "invalid_since")
 	}
-	if n > 0 {
-		h.cfg.Wake()
-	}
-	return redirect(w, r, endpointPath(ep.ID), url.Values{"notice": {"recovered"}, "count": {strconv.Itoa(n)}})
+	return redirect(w, r, endpointPath(ref.ID), url.Values{"notice": {"recovered"}, "count": {strconv.Itoa(n)}})
 }
 
 // handleResend retries (account endpoint) or replays (company endpoint) a
 // delivery: the action follows the endpoint's scope.
 func (h *Handler) handleResend(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ctx := r.Context()
-	ep, _, d, err := h.delivery(ctx, c, r)
+	ref, id := endpointRef(r), r.PathValue("delivery")
+	out, err := h.cfg.App.Resend(r.Context(), c.caller, ref, id, "")
 	if err != nil {
-		return err
+		return refusedTo(w, r, deliveryPath(ref.ID, id), err, "")
 	}
-	resend, audit, notice := h.cfg.Store.RetryDelivery, webhooks.AuditDeliveryRetried, "retried"
-	if webhooks.ResendAction(ep.Scope) == webhooks.ActionReplay {
-		resend, audit, notice = h.cfg.Store.ReplayDelivery, webhooks.AuditDeliveryReplayed, "replayed"
+	notice := "retried"
+	if out.ID != id {
+		notice = "replayed"
 	}
-	out, err := resend(ctx, d.ID, h.cfg.Now(), c.audit())
-	if err != nil {
-		if err := h.refuse(ctx, c, audit, webhooks.TargetDelivery, d.ID, err); err != nil {
-			return err
-		}
-		return redirect(w, r, deliveryPath(ep.ID, d.ID), url.Values{"error": {webhooks.ErrorCode(err)}})
-	}
-	h.cfg.Wake()
-	return redirect(w, r, deliveryPath(ep.ID, out.ID), url.Values{"notice": {notice}})
-}
-
-// refuse records a refused change in the audit log. Internal errors and
-// "not found" are returned instead (they are not refusals, and the log
-// never names another account's objects); nil means the refusal was
-// recorded (or logging it failed, which is logged) and the caller shows
-// it.
-func (h *Handler) refuse(ctx context.Context, c *reqCtx, action, targetType, targetID string, err error) error {
-	code := webhooks.ErrorCode(err)
-	if code == webhooks.EINTERNAL || code == webhooks.ENOTFOUND {
-		return err
-	}
-	e := c.audit()
-	e.AccountID, e.Action, e.TargetType, e.TargetID = c.account.ID, action, targetType, targetID
-	e.Outcome, e.ErrorCode, e.Created = webhooks.AuditRefused, code, h.cfg.Now()
-	if aerr := h.cfg.Store.RecordAudit(ctx, e); aerr != nil {
-		h.cfg.Logger.Error("portal: recording a refused change failed", "action", action, "err", aerr)
-	}
-	return nil
+	return redirect(w, r, deliveryPath(ref.ID, out.ID), url.Values{"notice": {notice}})
 }

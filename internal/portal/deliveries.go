@@ -6,6 +6,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // deliveriesPageSize is how many deliveries the endpoint page lists.
@@ -50,12 +51,13 @@ var overlapOptions = []struct {
 }
 
 // handleDeliveries reads the endpoint (and its company) and one page of
-// its deliveries: three store calls.
+// its deliveries.
 func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ep, co, err := h.endpoint(r.Context(), c, r.PathValue("endpoint"))
+	oe, err := h.cfg.App.Endpoint(r.Context(), c.caller, endpointRef(r))
 	if err != nil {
 		return err
 	}
+	ep, co := oe.Endpoint, oe.Company
 	q := r.URL.Query()
 	status := q.Get("status")
 	valid := false
@@ -72,7 +74,7 @@ func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *re
 		}
 		page.StartingAfter = after
 	}
-	l, err := h.cfg.Store.ListDeliveries(r.Context(), webhooks.DeliveryFilter{EndpointID: ep.ID, Status: status}, page)
+	l, err := h.cfg.App.ListDeliveries(r.Context(), c.caller, endpointRef(r), app.DeliveryQuery{Status: status}, page)
 	if webhooks.ErrorCode(err) == webhooks.EINVALID {
 		return notFound() // a cursor that is not an item of this list
 	} else if err != nil {

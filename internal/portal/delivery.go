@@ -57,14 +57,15 @@ type AttemptView struct {
 type Header struct{ Name, Value string }
 
 // handleDelivery reads the endpoint, its company, the delivery with its
-// attempts and its event: four store calls.
+// attempts and its event.
 func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
-	ep, co, d, err := h.delivery(ctx, c, r)
+	oe, d, err := h.cfg.App.Delivery(ctx, c.caller, endpointRef(r), r.PathValue("delivery"))
 	if err != nil {
 		return err
 	}
-	ev, err := h.cfg.Store.FindEvent(ctx, d.EventID)
+	ep, co := oe.Endpoint, oe.Company
+	ev, err := h.cfg.App.Event(ctx, c.caller, d.EventID)
 	if err != nil {
 		return err
 	}
@@ -88,27 +89,6 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 	}
 	h.render(w, r, c, http.StatusOK, "delivery", p)
 	return nil
-}
-
-// delivery resolves the path's delivery under its endpoint: a delivery of
-// another endpoint is "not found".
-func (h *Handler) delivery(ctx context.Context, c *reqCtx, r *http.Request) (*webhooks.Endpoint, *webhooks.Company, *webhooks.Delivery, error) {
-	ep, co, err := h.endpoint(ctx, c, r.PathValue("endpoint"))
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	id := r.PathValue("delivery")
-	if !webhooks.ValidID(id) {
-		return nil, nil, nil, notFound()
-	}
-	d, err := h.cfg.Store.FindDelivery(ctx, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	if d.EndpointID != ep.ID {
-		return nil, nil, nil, notFound()
-	}
-	return ep, co, d, nil
 }
 
 // resendView decides the button with the rule the store applies

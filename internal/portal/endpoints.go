@@ -29,18 +29,21 @@ type EndpointCard struct {
 	Stats Stats
 }
 
-// handleEndpoints reads the account's companies and endpoints (see
-// loadOwned) and, per endpoint, one bounded walk of its last 24 hours.
+// handleEndpoints reads the account's companies and endpoints, and the
+// counts of their last 24 hours: three queries, however many there are.
 func (h *Handler) handleEndpoints(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
-	o, err := h.loadOwned(ctx, c.account.ID)
+	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account.ID)
+	if err != nil {
+		return err
+	}
+	stats, err := h.endpointStats(ctx, hold, c.now)
 	if err != nil {
 		return err
 	}
 	p := &EndpointsPage{Base: Base{Title: "Webhook endpoints", Nav: "endpoints"}}
-	card := func(ep *webhooks.Endpoint, co *webhooks.Company) (EndpointCard, error) {
-		st, err := h.endpointStats(ctx, ep.ID, c.now)
-		return EndpointCard{EndpointView: endpointView(ep, co, c.now), Link: endpointPath(ep.ID), Stats: st}, err
+	card := func(ep *webhooks.Endpoint, co *webhooks.Company) EndpointCard {
+		return EndpointCard{EndpointView: endpointView(ep, co, c.now), Link: endpointPath(ep.ID), Stats: stats[ep.ID]}
 	}
 	acct := EndpointGroup{
 		ID:      "g-account",
@@ -48,31 +51,23 @@ func (h *Handler) handleEndpoints(w http.ResponseWriter, r *http.Request, c *req
 		Note:    "Receive the events of every company of " + c.account.Name + ", account events, and those of the accounts you manage.",
 		NewLink: "/portal/endpoints/new?owner=account",
 	}
-	for _, ep := range o.account {
-		cd, err := card(ep, nil)
-		if err != nil {
-			return err
-		}
-		acct.Endpoints = append(acct.Endpoints, cd)
+	for _, ep := range hold.Account {
+		acct.Endpoints = append(acct.Endpoints, card(ep, nil))
 	}
 	p.Groups = append(p.Groups, acct)
-	for _, co := range o.companies {
+	for _, co := range hold.Companies {
 		g := EndpointGroup{
 			ID:      "g-" + co.ID,
 			Heading: co.Name,
 			Note:    "Company endpoints of " + co.Name + " (NIF " + co.NIF + "): receive this company's events.",
 			NewLink: "/portal/endpoints/new?owner=company:" + co.ID,
 		}
-		for _, ep := range o.byCompany[co.ID] {
-			cd, err := card(ep, co)
-			if err != nil {
-				return err
-			}
-			g.Endpoints = append(g.Endpoints, cd)
+		for _, ep := range hold.ByCompany[co.ID] {
+			g.Endpoints = append(g.Endpoints, card(ep, co))
 		}
 		p.Groups = append(p.Groups, g)
 	}
-	p.Empty = len(o.all()) == 0
+	p.Empty = len(hold.All()) == 0
 	h.render(w, r, c, http.StatusOK, "endpoints", p)
 	return nil
 }

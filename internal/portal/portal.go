@@ -6,8 +6,9 @@
 //
 // Pages are rendered on the server with html/template; templates and CSS
 // are embedded, so the portal works offline and without JavaScript. Every
-// state change is a POST carrying a CSRF token bound to the session, and
-// is audited with actor "portal" and the session's id.
+// state change is a POST carrying a CSRF token bound to the session; its
+// handler decodes the form and calls the use case in internal/app with the
+// session as the caller, which audits it with actor "portal".
 package portal
 
 import (
@@ -23,31 +24,22 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/session"
 )
-
-// URLChecker refuses endpoint URLs the service must not call: the SSRF
-// guard's creation-time check, the same one the JSON API uses
-// (httpapi.URLChecker; netguard.Guard implements both).
-type URLChecker interface {
-	CheckURL(ctx context.Context, raw string, requireHTTPS bool) (*url.URL, error)
-}
 
 // Config configures the portal.
 type Config struct {
-	Store    webhooks.Store
-	Sessions *Sessions
-	// URLs checks endpoint URLs at creation and when they change. Nil
-	// checks nothing (tests only).
-	URLs URLChecker
-	// AllowHTTP lets live-mode endpoints use plain http.
+	App      *app.App
+	Sessions *session.Signer
+	// AllowHTTP says live-mode endpoints may use plain http (the form
+	// says whether https is required).
 	AllowHTTP bool
 	// PublicURL is the service's public base URL; when it is https the
 	// session cookie is Secure.
 	PublicURL string
-	// Wake tells the delivery engine that new deliveries are due.
-	Wake   func()
-	Now    func() time.Time
-	Logger *slog.Logger
+	Now       func() time.Time
+	Logger    *slog.Logger
 }
 
 // Handler serves the portal under /portal/.
@@ -63,23 +55,23 @@ type Handler struct {
 // cookieName is the session cookie's name.
 const cookieName = "portal_session"
 
+// csrfField is the name of the hidden input every portal form carries.
+const csrfField = "csrf"
+
 // maxFormBytes bounds a form's body.
 const maxFormBytes = 64 << 10
 
 // New parses every page's templates (failing on the first error, so a
 // broken template stops the service at startup) and returns the portal.
 func New(cfg Config) (*Handler, error) {
-	if cfg.Store == nil || cfg.Sessions == nil {
-		return nil, errors.New("portal: Store and Sessions are required")
+	if cfg.App == nil || cfg.Sessions == nil {
+		return nil, errors.New("portal: App and Sessions are required")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Wake == nil {
-		cfg.Wake = func() {}
 	}
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), secure: strings.HasPrefix(strings.ToLower(cfg.PublicURL), "https://")}
 	var err error
@@ -139,14 +131,10 @@ func (h *Handler) routes() {
 
 // reqCtx is what a signed-in request's handler gets.
 type reqCtx struct {
-	sess    Session
+	sess    session.Session
+	caller  app.Caller
 	account *webhooks.Account
 	now     time.Time
-}
-
-// actor is the audit entry of a change made in this session.
-func (c *reqCtx) audit() *webhooks.AuditEntry {
-	return &webhooks.AuditEntry{Actor: webhooks.Actor{Type: webhooks.ActorPortal, ID: c.sess.ID}}
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c *reqCtx) error
@@ -166,10 +154,10 @@ func (h *Handler) action(pattern string, fn handlerFunc) {
 var errNoSession = errors.New("portal: no session cookie")
 
 // session returns the request's session.
-func (h *Handler) session(r *http.Request) (Session, error) {
+func (h *Handler) session(r *http.Request) (session.Session, error) {
 	c, err := r.Cookie(cookieName)
 	if err != nil || c.Value == "" {
-		return Session{}, errNoSession
+		return session.Session{}, errNoSession
 	}
 	return h.cfg.Sessions.VerifyCookie(c.Value, h.cfg.Now())
 }
@@ -202,7 +190,8 @@ func (h *Handler) signedIn(fn handlerFunc, post bool) http.HandlerFunc {
 				return
 			}
 		}
-		acct, err := h.cfg.Store.FindAccount(r.Context(), sess.AccountID)
+		caller := app.PortalCaller(sess)
+		acct, err := h.cfg.App.Account(r.Context(), caller, sess.AccountID)
 		if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 			h.renderError(w, r, nil, http.StatusUnauthorized)
 			return
@@ -210,7 +199,7 @@ func (h *Handler) signedIn(fn handlerFunc, post bool) http.HandlerFunc {
 			h.fail(w, r, nil, err)
 			return
 		}
-		c := &reqCtx{sess: sess, account: acct, now: h.cfg.Now()}
+		c := &reqCtx{sess: sess, caller: caller, account: acct, now: h.cfg.Now()}
 		if err := fn(w, r, c); err != nil {
 			h.fail(w, r, c, err)
 		}
@@ -234,7 +223,7 @@ func (h *Handler) handleOpen(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{
 		Name:     cookieName,
-		Value:    h.cfg.Sessions.cookie(sess),
+		Value:    h.cfg.Sessions.Cookie(sess),
 		Path:     "/portal",
 		Expires:  sess.Expires,
 		MaxAge:   max(1, int(sess.Expires.Sub(h.cfg.Now())/time.Second)),

@@ -15,7 +15,9 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/portal"
+	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -53,7 +55,7 @@ type tenant struct {
 
 type bundle struct {
 	store    webhooks.Store
-	sessions *portal.Sessions
+	sessions *session.Signer
 	clock    *clock
 	server   *httptest.Server
 	a, b     tenant
@@ -67,8 +69,8 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bundle{store: st, sessions: portal.NewSessions("test-admin-key"), clock: &clock{now: t0.Add(time.Hour)}}
-	h, err := portal.New(portal.Config{Store: st, Sessions: b.sessions, Now: b.clock.Now, AllowHTTP: true})
+	b := &bundle{store: st, sessions: session.NewSigner("test-admin-key"), clock: &clock{now: t0.Add(time.Hour)}}
+	h, err := portal.New(portal.Config{App: b.app(), Sessions: b.sessions, Now: b.clock.Now, AllowHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +78,12 @@ func setup(t *testing.T) *bundle {
 	t.Cleanup(b.server.Close)
 	b.a, b.b = newTenant(t, st), newTenant(t, st)
 	return b
+}
+
+// app is the use-case layer the portal calls, on the bundle's store and
+// clock.
+func (b *bundle) app() *app.App {
+	return app.New(app.Config{Store: b.store, AllowHTTP: true, Now: b.clock.Now})
 }
 
 func newTenant(t *testing.T, st webhooks.Store) tenant {
@@ -222,7 +230,7 @@ func TestOpenLink(t *testing.T) {
 
 func TestOpenLink_Secure(t *testing.T) {
 	b := setup(t)
-	h, err := portal.New(portal.Config{Store: b.store, Sessions: b.sessions, Now: b.clock.Now, PublicURL: "https://hooks.example.com"})
+	h, err := portal.New(portal.Config{App: b.app(), Sessions: b.sessions, Now: b.clock.Now, PublicURL: "https://hooks.example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +247,7 @@ func TestSession_Refused(t *testing.T) {
 	b := setup(t)
 	token, _ := b.sessions.Issue(b.a.account.ID, b.clock.Now())
 	expired, _ := b.sessions.Issue(b.a.account.ID, b.clock.Now().Add(-time.Hour))
-	otherKey, _ := portal.NewSessions("another-admin-key").Issue(b.a.account.ID, b.clock.Now())
+	otherKey, _ := session.NewSigner("another-admin-key").Issue(b.a.account.ID, b.clock.Now())
 	for _, tc := range []struct{ name, path, cookie string }{
 		{"no cookie", "/portal/", ""},
 		{"expired link", "/portal/sessions/" + expired, ""},

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 //go:embed templates/*.html
@@ -153,8 +154,9 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, c *reqCtx,
 	if status == http.StatusForbidden || status == http.StatusBadRequest {
 		// Show the navigation of a valid session, but no session data.
 		if sess, err := h.session(r); err == nil && c == nil {
-			if a, err := h.cfg.Store.FindAccount(r.Context(), sess.AccountID); err == nil {
-				c = &reqCtx{sess: sess, account: a, now: h.cfg.Now()}
+			caller := app.PortalCaller(sess)
+			if a, err := h.cfg.App.Account(r.Context(), caller, sess.AccountID); err == nil {
+				c = &reqCtx{sess: sess, caller: caller, account: a, now: h.cfg.Now()}
 			}
 		}
 	}

@@ -17,7 +17,9 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/browsertest"
+	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/portal"
+	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
 )
 
@@ -197,8 +199,9 @@ func must(t *testing.T, err error) {
 // than the screen, and with -update-screenshots writes them to docs/.
 func TestScreenshots(t *testing.T) {
 	d := newDemo(t)
-	sessions := portal.NewSessions("demo-admin-key")
-	h, err := portal.New(portal.Config{Store: d.store, Sessions: sessions, Now: func() time.Time { return demoNow }})
+	sessions := session.NewSigner("demo-admin-key")
+	now := func() time.Time { return demoNow }
+	h, err := portal.New(portal.Config{App: app.New(app.Config{Store: d.store, Now: now}), Sessions: sessions, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,25 +6,19 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
-// Bounds of the 24-hour figures: one ListDeliveries walk per endpoint,
-// newest first, stopping at the first delivery older than 24 hours or
-// after statsMaxPages pages.
+// The 24-hour figures: one bar an hour.
 const (
-	statsWindow   = 24 * time.Hour
-	statsBuckets  = 24
-	statsPageSize = 100
-	statsMaxPages = 5
+	statsWindow  = 24 * time.Hour
+	statsBuckets = 24
 )
 
 // Stats are an endpoint's deliveries of the last 24 hours by outcome.
 type Stats struct {
 	Delivered, Failed, Pending int
-	// Capped: the walk stopped at its bound before reaching 24 hours ago;
-	// the figures are those of the newest deliveries.
-	Capped bool
-	Chart  Chart
+	Chart                      Chart
 }
 
 // Total is how many deliveries the figures count.
@@ -49,11 +43,7 @@ func (s Stats) Rate() string {
 
 // Summary says the figures in words (the chart's text alternative).
 func (s Stats) Summary() string {
-	more := ""
-	if s.Capped {
-		more = " (the newest " + fmt.Sprint(s.Total()) + ")"
-	}
-	return fmt.Sprintf("Last 24 hours%s: %d delivered to the endpoint, %d failed, %d pending.", more, s.Delivered, s.Failed, s.Pending)
+	return fmt.Sprintf("Last 24 hours: %d delivered to the endpoint, %d failed, %d pending.", s.Delivered, s.Failed, s.Pending)
 }
 
 // Chart is an inline SVG bar chart: one stacked bar per hour, oldest on
@@ -76,47 +66,46 @@ type Segment struct {
 	Class string // "delivered", "failed", "pending" or "empty"
 }
 
-// endpointStats walks the endpoint's deliveries of the last 24 hours.
-func (h *Handler) endpointStats(ctx context.Context, endpointID string, now time.Time) (Stats, error) {
+// endpointStats counts the deliveries of the last 24 hours of every
+// endpoint in hold, by hour and state, in one query, and returns their
+// figures by endpoint id.
+func (h *Handler) endpointStats(ctx context.Context, hold *app.Holdings, now time.Time) (map[string]Stats, error) {
 	since := now.Add(-statsWindow)
-	var counts [statsBuckets][3]int // delivered, failed, pending
-	var s Stats
-	p := webhooks.Page{Limit: statsPageSize}
-walk:
-	for i := 0; ; i++ {
-		if i == statsMaxPages {
-			s.Capped = true
-			break
-		}
-		l, err := h.cfg.Store.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: endpointID}, p)
-		if err != nil {
-			return s, err
-		}
-		for _, d := range l.Data {
-			if d.Created.Before(since) {
-				break walk
-			}
-			b := int(d.Created.Sub(since) / time.Hour)
-			b = min(max(b, 0), statsBuckets-1)
-			switch d.Status {
-			case webhooks.DeliveryDelivered:
-				counts[b][0]++
-				s.Delivered++
-			case webhooks.DeliveryPending:
-				counts[b][2]++
-				s.Pending++
-			default:
-				counts[b][1]++
-				s.Failed++
-			}
-		}
-		if !l.HasMore || len(l.Data) == 0 {
-			break
-		}
-		p.StartingAfter = l.Data[len(l.Data)-1].ID
+	counts, err := h.cfg.App.CountDeliveries(ctx, hold, since, statsWindow/statsBuckets)
+	if err != nil {
+		return nil, err
 	}
-	s.Chart = chart(counts[:], since)
-	return s, nil
+	buckets := map[string]*[statsBuckets][3]int{} // delivered, failed, pending
+	out := map[string]Stats{}
+	for _, ep := range hold.All() {
+		buckets[ep.ID] = &[statsBuckets][3]int{}
+	}
+	for _, n := range counts {
+		b := buckets[n.EndpointID]
+		if b == nil {
+			continue
+		}
+		i := min(max(n.Bucket, 0), statsBuckets-1)
+		s := out[n.EndpointID]
+		switch n.Status {
+		case webhooks.DeliveryDelivered:
+			b[i][0] += n.N
+			s.Delivered += n.N
+		case webhooks.DeliveryPending:
+			b[i][2] += n.N
+			s.Pending += n.N
+		default:
+			b[i][1] += n.N
+			s.Failed += n.N
+		}
+		out[n.EndpointID] = s
+	}
+	for id, b := range buckets {
+		s := out[id]
+		s.Chart = chart(b[:], since)
+		out[id] = s
+	}
+	return out, nil
 }
 
 // chart draws the buckets as stacked bars, scaled to the busiest hour.

@@ -124,32 +124,38 @@ func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, 
 
 // ListCompanies implements webhooks.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
-	q := listQuery{table: "companies", cols: `id, account_id, nif, name, created`}
+	q := listQuery{table: "companies", cols: companyCols}
 	q.whereID("account_id", accountID)
-	return read(list(ctx, s.pool, q, p, func(r scanner) (*webhooks.Company, error) {
-		var c webhooks.Company
-		var created pgtype.Timestamptz
-		if err := r.Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created); err != nil {
-			return nil, err
-		}
-		c.Created = fromTS(created)
-		return &c, nil
-	}))
+	return read(list(ctx, s.pool, q, p, scanCompany))
+}
+
+// ListAccountCompanies implements webhooks.Store.
+func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
+	if !webhooks.ValidID(accountID) {
+		return nil, nil
+	}
+	return read(queryAll(ctx, s.pool, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = $1 ORDER BY created, id`, accountID))
+}
+
+const companyCols = `id, account_id, nif, name, created`
+
+func scanCompany(r scanner) (*webhooks.Company, error) {
+	var c webhooks.Company
+	var created pgtype.Timestamptz
+	if err := r.Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created); err != nil {
+		return nil, err
+	}
+	c.Created = fromTS(created)
+	return &c, nil
 }
 
 func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
 	if !webhooks.ValidID(id) {
 		return nil, notFound("company")
 	}
-	var c webhooks.Company
-	var created pgtype.Timestamptz
-	err := q.QueryRow(ctx, `SELECT id, account_id, nif, name, created FROM companies WHERE id = $1`, id).
-		Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created)
+	c, err := scanCompany(q.QueryRow(ctx, `SELECT `+companyCols+` FROM companies WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("company")
-	} else if err != nil {
-		return nil, err
 	}
-	c.Created = fromTS(created)
-	return &c, nil
+	return c, err
 }

@@ -16,6 +16,11 @@ import (
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
 	next_attempt_at, last_response_status, manual, body, created, updated`
 
+// deliveryColsNoBody are deliveryCols with an empty body, for lists that
+// show deliveries' states, not what they send.
+const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
+	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated`
+
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
 type deliveryScan struct {
@@ -219,6 +224,31 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 		q.whereID("event_id", f.EventID)
 	}
 	return read(list(ctx, s.pool, q, p, scanDelivery))
+}
+
+// CountDeliveries implements webhooks.Store. Listing every state lets the
+// endpoint's status index answer alone, without reading the deliveries.
+func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+	if len(endpointIDs) == 0 {
+		return nil, nil
+	}
+	return read(queryAll(ctx, s.pool, func(r scanner) (webhooks.DeliveryCount, error) {
+		var c webhooks.DeliveryCount
+		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
+		return c, err
+	}, `SELECT endpoint_id::text, floor(extract(epoch FROM created - $2) * 1000 / $3)::int, status, count(*)::int FROM deliveries
+		WHERE endpoint_id = ANY ($1::uuid[]) AND status = ANY ($4::text[]) AND created >= $2
+		GROUP BY 1, 2, 3`, uuids(endpointIDs), ts(since), bucket.Milliseconds(), webhooks.DeliveryStatuses))
+}
+
+// ListEventDeliveries implements webhooks.Store.
+func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error) {
+	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
+		return nil, nil
+	}
+	return read(queryAll(ctx, s.pool, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries
+		WHERE event_id = ANY ($1::uuid[]) AND endpoint_id = ANY ($2::uuid[])
+		ORDER BY created, id`, uuids(eventIDs), uuids(endpointIDs)))
 }
 
 // resendable loads what a manual resend of delivery id checks, in tx, and

@@ -160,6 +160,16 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	return read(list(ctx, s.pool, q, p, scanEndpoint))
 }
 
+// ListAccountEndpoints implements webhooks.Store.
+func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
+	if !webhooks.ValidID(accountID) {
+		return nil, nil
+	}
+	return read(queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints
+		WHERE deleted IS NULL AND (account_id = $1 OR company_id IN (SELECT id FROM companies WHERE account_id = $1))
+		ORDER BY created, id`, accountID))
+}
+
 // UpdateEndpoint implements webhooks.Store.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.EndpointUpdate, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint

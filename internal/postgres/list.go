@@ -110,3 +110,12 @@ func and(conds []string) string {
 	}
 	return " AND " + strings.Join(conds, " AND ")
 }
+
+// queryAll returns every row of query.
+func queryAll[T any](ctx context.Context, db querier, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (T, error) { return scan(r) })
+}

@@ -18,12 +18,14 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/httpapi"
 	"github.com/factuarea/webhooks/internal/metrics"
 	"github.com/factuarea/webhooks/internal/netguard"
 	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/postgres"
+	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
 )
 
@@ -77,6 +79,7 @@ type Config struct {
 // Service is the running service.
 type Service struct {
 	Store   webhooks.Store
+	App     *app.App
 	Engine  *delivery.Engine
 	Handler http.Handler
 	Guard   *netguard.Guard
@@ -150,31 +153,29 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		store.Close()
 		return nil, fmt.Errorf("public URL %q must be an http or https URL, such as https://hooks.example.com", cfg.PublicURL)
 	}
-	sessions := portal.NewSessions(cfg.AdminKey)
+	sessions := session.NewSigner(cfg.AdminKey)
+	s.App = app.New(app.Config{
+		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP, AdminKey: cfg.AdminKey,
+		Sessions: sessions, PublicURL: cfg.PublicURL,
+		Wake: s.Engine.Wake, Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
+	})
 	portalHandler, err := portal.New(portal.Config{
-		Store: store, Sessions: sessions, URLs: guard, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL,
-		Wake: s.Engine.Wake, Now: cfg.Now, Logger: cfg.Logger,
+		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Now: cfg.Now, Logger: cfg.Logger,
 	})
 	if err != nil {
 		store.Close()
 		return nil, err
 	}
 	api := &httpapi.Server{
-		Store:     store,
-		Wake:      s.Engine.Wake,
-		URLs:      guard,
-		AdminKey:  cfg.AdminKey,
-		AllowHTTP: cfg.AllowHTTP,
-		Now:       cfg.Now,
-		Logger:    cfg.Logger,
-		Portal:    sessions,
-		PublicURL: cfg.PublicURL,
+		App:    s.App,
+		Ping:   store.Ping,
+		Now:    cfg.Now,
+		Logger: cfg.Logger,
 		Extra: map[string]http.Handler{
 			"/portal/":     portalHandler,
 			"GET /metrics": s.Metrics.Handler(),
 		},
-		Observe:    s.Metrics.ObserveRequest,
-		Registered: s.Metrics.EventRegistered,
+		Observe: s.Metrics.ObserveRequest,
 	}
 	s.Handler = api.Handler()
 	return s, nil

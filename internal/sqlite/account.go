@@ -139,3 +139,8 @@ func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.
 	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
 	return list(ctx, s.read, q, p, scanCompany)
 }
+
+// ListAccountCompanies implements webhooks.Store.
+func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
+	return queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? ORDER BY created, id`, accountID)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -11,6 +12,11 @@ import (
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
 	next_attempt_at, last_response_status, manual, body, created, updated`
+
+// deliveryColsNoBody are deliveryCols with an empty body, for lists that
+// show deliveries' states, not what they send.
+const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
+	next_attempt_at, last_response_status, manual, NULL, created, updated`
 
 func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 	var d webhooks.Delivery
@@ -106,6 +112,43 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 		q.where, q.args = append(q.where, "event_id = ?"), append(q.args, f.EventID)
 	}
 	return list(ctx, s.read, q, p, scanDelivery)
+}
+
+// CountDeliveries implements webhooks.Store. Listing every state lets the
+// endpoint's status index answer alone, without reading the deliveries.
+func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+	if len(endpointIDs) == 0 {
+		return nil, nil
+	}
+	args := []any{ms(since), bucket.Milliseconds()}
+	for _, id := range endpointIDs {
+		args = append(args, id)
+	}
+	for _, st := range webhooks.DeliveryStatuses {
+		args = append(args, st)
+	}
+	args = append(args, ms(since))
+	return queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
+		var c webhooks.DeliveryCount
+		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
+		return c, err
+	}, `SELECT endpoint_id, (created - ?) / ?, status, count(*) FROM deliveries
+		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND status IN (`+placeholders(len(webhooks.DeliveryStatuses))+`)
+		AND created >= ? GROUP BY 1, 2, 3`, args...)
+}
+
+// ListEventDeliveries implements webhooks.Store.
+func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error) {
+	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
+		return nil, nil
+	}
+	var args []any
+	for _, id := range append(slices.Clone(eventIDs), endpointIDs...) {
+		args = append(args, id)
+	}
+	return queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries
+		WHERE event_id IN (`+placeholders(len(eventIDs))+`) AND endpoint_id IN (`+placeholders(len(endpointIDs))+`)
+		ORDER BY created, id`, args...)
 }
 
 // resendable loads what a manual resend of delivery id checks, in tx.

@@ -113,6 +113,12 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	return list(ctx, s.read, q, p, scanEndpoint)
 }
 
+// ListAccountEndpoints implements webhooks.Store.
+func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
+	return queryEndpoints(ctx, s.read, `(account_id = ?1 OR company_id IN (SELECT id FROM companies WHERE account_id = ?1))
+		ORDER BY created, id`, accountID)
+}
+
 // UpdateEndpoint implements webhooks.Store.
 func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.EndpointUpdate, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint

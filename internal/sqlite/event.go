@@ -208,20 +208,7 @@ func candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (webhooks.Cand
 }
 
 func queryEndpoints(ctx context.Context, q querier, where string, args ...any) ([]*webhooks.Endpoint, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE deleted IS NULL AND `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []*webhooks.Endpoint
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, q, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints WHERE deleted IS NULL AND `+where, args...)
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {

@@ -1,4 +1,9 @@
-package portal
+// Package session signs what opens the customer portal and keeps it open:
+// the one-hour links the platform asks for, the session cookies they set,
+// and the CSRF tokens of the portal's forms. Nothing is stored: a token
+// carries its account, session id and expiry under an HMAC, so every
+// process that shares the admin key accepts every other's.
+package session
 
 import (
 	"crypto/hmac"
@@ -13,17 +18,16 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// SessionLifetime is how long a portal link, and the session it opens,
-// lasts.
-const SessionLifetime = time.Hour
+// Lifetime is how long a portal link, and the session it opens, lasts.
+const Lifetime = time.Hour
 
-// Errors of Sessions.Verify.
+// Errors of VerifyLink and VerifyCookie.
 var (
-	// ErrSessionInvalid: the token is malformed, tampered with, or signed
-	// with another key (another admin key, or a link used as a cookie).
-	ErrSessionInvalid = errors.New("portal: invalid session token")
-	// ErrSessionExpired: the token was genuine but its hour is over.
-	ErrSessionExpired = errors.New("portal: session expired")
+	// ErrInvalid: the token is malformed, tampered with, or signed with
+	// another key (another admin key, or a link used as a cookie).
+	ErrInvalid = errors.New("session: invalid token")
+	// ErrExpired: the token was genuine but its hour is over.
+	ErrExpired = errors.New("session: expired")
 )
 
 // Token purposes: a link and a cookie carry the same session but are never
@@ -40,23 +44,20 @@ const tokenVersion byte = 1
 // payloadLen is version, purpose, account id, session id and expiry.
 const payloadLen = 1 + 1 + 16 + 16 + 8
 
-// Sessions issues and checks portal links, session cookies and CSRF tokens.
-// They are stateless: a token carries its account, session id and expiry,
-// signed with HMAC-SHA256 under a key derived from the admin key, so every
-// `serve` process sharing the admin key (and the database) accepts the
-// links and cookies of every other. Changing the admin key ends every
+// Signer issues and checks portal links, session cookies and CSRF tokens,
+// under a key derived from the admin key: changing the admin key ends every
 // session.
-type Sessions struct {
+type Signer struct {
 	key []byte
 }
 
-// NewSessions derives the signing key from the platform's admin key:
+// NewSigner derives the signing key from the platform's admin key:
 // HMAC-SHA256(adminKey, "portal-session"), so that a portal token can
 // never be mistaken for anything else the admin key signs.
-func NewSessions(adminKey string) *Sessions {
+func NewSigner(adminKey string) *Signer {
 	m := hmac.New(sha256.New, []byte(adminKey))
 	m.Write([]byte("portal-session"))
-	return &Sessions{key: m.Sum(nil)}
+	return &Signer{key: m.Sum(nil)}
 }
 
 // Session is a verified portal session: the account it shows and its id,
@@ -68,28 +69,28 @@ type Session struct {
 }
 
 // Issue returns a link token for a new session of accountID, valid for
-// SessionLifetime from now, and when it expires. accountID must be an
+// Lifetime from now, and when it expires. accountID must be an
 // account id (a canonical UUID); anything else is a programmer error.
-func (s *Sessions) Issue(accountID string, now time.Time) (token string, expires time.Time) {
-	expires = now.Add(SessionLifetime).Truncate(time.Second)
+func (s *Signer) Issue(accountID string, now time.Time) (token string, expires time.Time) {
+	expires = now.Add(Lifetime).Truncate(time.Second)
 	sess := Session{AccountID: accountID, ID: webhooks.NewID(), Expires: expires}
 	return s.sign(purposeLink, sess), expires
 }
 
-// cookie returns the session cookie's value for sess.
-func (s *Sessions) cookie(sess Session) string { return s.sign(purposeCookie, sess) }
+// Cookie returns the session cookie's value for sess.
+func (s *Signer) Cookie(sess Session) string { return s.sign(purposeCookie, sess) }
 
 // VerifyLink checks a link token at now.
-func (s *Sessions) VerifyLink(token string, now time.Time) (Session, error) {
+func (s *Signer) VerifyLink(token string, now time.Time) (Session, error) {
 	return s.verify(purposeLink, token, now)
 }
 
 // VerifyCookie checks a session cookie's value at now.
-func (s *Sessions) VerifyCookie(value string, now time.Time) (Session, error) {
+func (s *Signer) VerifyCookie(value string, now time.Time) (Session, error) {
 	return s.verify(purposeCookie, value, now)
 }
 
-func (s *Sessions) sign(purpose byte, sess Session) string {
+func (s *Signer) sign(purpose byte, sess Session) string {
 	account := uuid.MustParse(sess.AccountID)
 	id := uuid.MustParse(sess.ID)
 	b := make([]byte, 0, payloadLen+sha256.Size)
@@ -101,19 +102,19 @@ func (s *Sessions) sign(purpose byte, sess Session) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (s *Sessions) verify(purpose byte, token string, now time.Time) (Session, error) {
+func (s *Signer) verify(purpose byte, token string, now time.Time) (Session, error) {
 	if len(token) != base64.RawURLEncoding.EncodedLen(payloadLen+sha256.Size) {
-		return Session{}, ErrSessionInvalid
+		return Session{}, ErrInvalid
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil || len(b) != payloadLen+sha256.Size {
-		return Session{}, ErrSessionInvalid
+		return Session{}, ErrInvalid
 	}
 	payload, mac := b[:payloadLen], b[payloadLen:]
 	// The MAC is checked first, in constant time, and covers the purpose
 	// and version bytes: nothing in an unsigned token is looked at.
 	if !hmac.Equal(mac, s.mac(payload)) || payload[0] != tokenVersion || payload[1] != purpose {
-		return Session{}, ErrSessionInvalid
+		return Session{}, ErrInvalid
 	}
 	var account, id uuid.UUID
 	copy(account[:], payload[2:18])
@@ -124,12 +125,12 @@ func (s *Sessions) verify(purpose byte, token string, now time.Time) (Session, e
 		Expires:   time.Unix(int64(binary.BigEndian.Uint64(payload[34:42])), 0),
 	}
 	if !now.Before(sess.Expires) {
-		return Session{}, ErrSessionExpired
+		return Session{}, ErrExpired
 	}
 	return sess, nil
 }
 
-func (s *Sessions) mac(payload []byte) []byte {
+func (s *Signer) mac(payload []byte) []byte {
 	m := hmac.New(sha256.New, s.key)
 	m.Write(payload)
 	return m.Sum(nil)

@@ -1,4 +1,4 @@
-package portal
+package session
 
 import (
 	"encoding/base64"
@@ -12,8 +12,8 @@ import (
 
 var sessionT0 = time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
 
-func TestSessions_Issue(t *testing.T) {
-	s := NewSessions("admin-key")
+func TestSigner_Issue(t *testing.T) {
+	s := NewSigner("admin-key")
 	account := webhooks.NewID()
 	token, expires := s.Issue(account, sessionT0)
 	if want := sessionT0.Add(time.Hour); !expires.Equal(want) {
@@ -27,8 +27,8 @@ func TestSessions_Issue(t *testing.T) {
 		t.Errorf("session: got %+v, want account %s, a session id, expiry %s", sess, account, expires)
 	}
 	// A process with the same admin key accepts it: nothing is stored.
-	if _, err := NewSessions("admin-key").VerifyLink(token, sessionT0); err != nil {
-		t.Errorf("another process's Sessions: got %v, want the link accepted", err)
+	if _, err := NewSigner("admin-key").VerifyLink(token, sessionT0); err != nil {
+		t.Errorf("another process's Signer: got %v, want the link accepted", err)
 	}
 	// Two links are two sessions.
 	other, _ := s.Issue(account, sessionT0)
@@ -41,8 +41,8 @@ func TestSessions_Issue(t *testing.T) {
 	}
 }
 
-func TestSessions_Expiry(t *testing.T) {
-	s := NewSessions("admin-key")
+func TestSigner_Expiry(t *testing.T) {
+	s := NewSigner("admin-key")
 	token, expires := s.Issue(webhooks.NewID(), sessionT0)
 	for _, tc := range []struct {
 		name string
@@ -51,21 +51,21 @@ func TestSessions_Expiry(t *testing.T) {
 	}{
 		{"just issued", sessionT0, nil},
 		{"last second", expires.Add(-time.Second), nil},
-		{"at expiry", expires, ErrSessionExpired},
-		{"a day later", expires.Add(24 * time.Hour), ErrSessionExpired},
+		{"at expiry", expires, ErrExpired},
+		{"a day later", expires.Add(24 * time.Hour), ErrExpired},
 	} {
 		if _, err := s.VerifyLink(token, tc.now); !errors.Is(err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 		sess, _ := s.VerifyLink(token, sessionT0)
-		if _, err := s.VerifyCookie(s.cookie(sess), tc.now); !errors.Is(err, tc.want) {
+		if _, err := s.VerifyCookie(s.Cookie(sess), tc.now); !errors.Is(err, tc.want) {
 			t.Errorf("%s, cookie: got %v, want %v", tc.name, err, tc.want)
 		}
 	}
 }
 
-func TestSessions_Tampering(t *testing.T) {
-	s := NewSessions("admin-key")
+func TestSigner_Tampering(t *testing.T) {
+	s := NewSigner("admin-key")
 	accountA, accountB := webhooks.NewID(), webhooks.NewID()
 	token, _ := s.Issue(accountA, sessionT0)
 	raw, err := base64.RawURLEncoding.DecodeString(token)
@@ -77,8 +77,8 @@ func TestSessions_Tampering(t *testing.T) {
 		for bit := range 8 {
 			b := append([]byte(nil), raw...)
 			b[i] ^= 1 << bit
-			if _, err := s.VerifyLink(base64.RawURLEncoding.EncodeToString(b), sessionT0); !errors.Is(err, ErrSessionInvalid) {
-				t.Fatalf("byte %d bit %d flipped: got %v, want ErrSessionInvalid", i, bit, err)
+			if _, err := s.VerifyLink(base64.RawURLEncoding.EncodeToString(b), sessionT0); !errors.Is(err, ErrInvalid) {
+				t.Fatalf("byte %d bit %d flipped: got %v, want ErrInvalid", i, bit, err)
 			}
 		}
 	}
@@ -87,15 +87,15 @@ func TestSessions_Tampering(t *testing.T) {
 	forged := []byte(s.sign(purposeLink, Session{AccountID: accountB, ID: sess.ID, Expires: sess.Expires}))
 	forgedRaw, _ := base64.RawURLEncoding.DecodeString(string(forged))
 	copy(forgedRaw[payloadLen:], raw[payloadLen:]) // keep A's MAC
-	if _, err := s.VerifyLink(base64.RawURLEncoding.EncodeToString(forgedRaw), sessionT0); !errors.Is(err, ErrSessionInvalid) {
-		t.Errorf("account swapped: got %v, want ErrSessionInvalid", err)
+	if _, err := s.VerifyLink(base64.RawURLEncoding.EncodeToString(forgedRaw), sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("account swapped: got %v, want ErrInvalid", err)
 	}
 	// A later expiry with the old MAC.
 	longer := s.sign(purposeLink, Session{AccountID: accountA, ID: sess.ID, Expires: sess.Expires.Add(24 * time.Hour)})
 	longerRaw, _ := base64.RawURLEncoding.DecodeString(longer)
 	copy(longerRaw[payloadLen:], raw[payloadLen:])
-	if _, err := s.VerifyLink(base64.RawURLEncoding.EncodeToString(longerRaw), sessionT0); !errors.Is(err, ErrSessionInvalid) {
-		t.Errorf("expiry extended: got %v, want ErrSessionInvalid", err)
+	if _, err := s.VerifyLink(base64.RawURLEncoding.EncodeToString(longerRaw), sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("expiry extended: got %v, want ErrInvalid", err)
 	}
 
 	for _, tc := range []struct{ name, token string }{
@@ -106,31 +106,31 @@ func TestSessions_Tampering(t *testing.T) {
 		{"padding", token + "=="},
 		{"bad base64", strings.Repeat("*", len(token))},
 	} {
-		if _, err := s.VerifyLink(tc.token, sessionT0); !errors.Is(err, ErrSessionInvalid) {
-			t.Errorf("%s: got %v, want ErrSessionInvalid", tc.name, err)
+		if _, err := s.VerifyLink(tc.token, sessionT0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", tc.name, err)
 		}
 	}
 }
 
-func TestSessions_WrongKey(t *testing.T) {
-	token, _ := NewSessions("admin-key").Issue(webhooks.NewID(), sessionT0)
-	if _, err := NewSessions("another-admin-key").VerifyLink(token, sessionT0); !errors.Is(err, ErrSessionInvalid) {
-		t.Errorf("another admin key: got %v, want ErrSessionInvalid", err)
+func TestSigner_WrongKey(t *testing.T) {
+	token, _ := NewSigner("admin-key").Issue(webhooks.NewID(), sessionT0)
+	if _, err := NewSigner("another-admin-key").VerifyLink(token, sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("another admin key: got %v, want ErrInvalid", err)
 	}
 }
 
 // A link is not a cookie and a cookie is not a link: each is signed for
 // its purpose.
-func TestSessions_Purpose(t *testing.T) {
-	s := NewSessions("admin-key")
+func TestSigner_Purpose(t *testing.T) {
+	s := NewSigner("admin-key")
 	token, _ := s.Issue(webhooks.NewID(), sessionT0)
-	if _, err := s.VerifyCookie(token, sessionT0); !errors.Is(err, ErrSessionInvalid) {
-		t.Errorf("link as cookie: got %v, want ErrSessionInvalid", err)
+	if _, err := s.VerifyCookie(token, sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("link as cookie: got %v, want ErrInvalid", err)
 	}
 	sess, _ := s.VerifyLink(token, sessionT0)
-	cookie := s.cookie(sess)
-	if _, err := s.VerifyLink(cookie, sessionT0); !errors.Is(err, ErrSessionInvalid) {
-		t.Errorf("cookie as link: got %v, want ErrSessionInvalid", err)
+	cookie := s.Cookie(sess)
+	if _, err := s.VerifyLink(cookie, sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("cookie as link: got %v, want ErrInvalid", err)
 	}
 	got, err := s.VerifyCookie(cookie, sessionT0)
 	if err != nil || got != sess {
@@ -138,14 +138,14 @@ func TestSessions_Purpose(t *testing.T) {
 	}
 }
 
-func TestSessions_CSRF(t *testing.T) {
-	s := NewSessions("admin-key")
+func TestSigner_CSRF(t *testing.T) {
+	s := NewSigner("admin-key")
 	a, b := webhooks.NewID(), webhooks.NewID()
 	tokenA := s.CSRFToken(a)
 	if tokenA == s.CSRFToken(b) {
 		t.Fatal("two sessions share a CSRF token")
 	}
-	if tokenA != NewSessions("admin-key").CSRFToken(a) {
+	if tokenA != NewSigner("admin-key").CSRFToken(a) {
 		t.Error("another process computes another CSRF token for the same session")
 	}
 	for _, tc := range []struct {
@@ -156,7 +156,7 @@ func TestSessions_CSRF(t *testing.T) {
 		{"another session's", b, tokenA, false},
 		{"missing", a, "", false},
 		{"truncated", a, tokenA[:len(tokenA)-1], false},
-		{"another key's", a, NewSessions("other").CSRFToken(a), false},
+		{"another key's", a, NewSigner("other").CSRFToken(a), false},
 	} {
 		if got := s.CheckCSRF(tc.session, tc.token); got != tc.want {
 			t.Errorf("%s: got %t, want %t", tc.name, got, tc.want)

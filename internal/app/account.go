@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"strings"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// APIKeyPrefix starts every account key, so that a leaked key is
+// recognizable (and secret scanners can match it).
+const APIKeyPrefix = "fk_"
+
+// CreateAccount creates an account, managed when provisionedBy names the
+// account that provisions it. Admin only.
+func (a *App) CreateAccount(ctx context.Context, c Caller, name, provisionedBy string) (*webhooks.Account, error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, err
+	}
+	acct := &webhooks.Account{ID: webhooks.NewID(), Name: name, ProvisionedBy: provisionedBy, Created: a.cfg.Now()}
+	if err := acct.Validate(); err != nil {
+		return nil, err
+	}
+	if err := a.cfg.Store.CreateAccount(ctx, acct); err != nil {
+		return nil, err
+	}
+	return acct, nil
+}
+
+// Account returns an account c may see; any other is "not found".
+func (a *App) Account(ctx context.Context, c Caller, id string) (*webhooks.Account, error) {
+	if !webhooks.ValidID(id) || !c.canSee(id) {
+		return nil, webhooks.NotFound("account")
+	}
+	return a.cfg.Store.FindAccount(ctx, id)
+}
+
+// CreateAPIKey makes a key for the account and returns it with the key
+// itself, which is shown this once: only its hash is stored. Admin only.
+func (a *App) CreateAPIKey(ctx context.Context, c Caller, accountID string) (*webhooks.APIKey, string, error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, "", err
+	}
+	acct, err := a.Account(ctx, c, accountID)
+	if err != nil {
+		return nil, "", err
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, "", err
+	}
+	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
+	h := hashKey(key)
+	k := &webhooks.APIKey{ID: webhooks.NewID(), AccountID: acct.ID, Hash: h[:], Created: a.cfg.Now()}
+	if err := a.cfg.Store.CreateAPIKey(ctx, k, c.audit()); err != nil {
+		return nil, "", err
+	}
+	return k, key, nil
+}
+
+// RevokeAPIKey deletes an account's key: it stops working at once. Admin
+// only.
+func (a *App) RevokeAPIKey(ctx context.Context, c Caller, accountID, keyID string) error {
+	if err := c.requireAdmin(); err != nil {
+		return err
+	}
+	acct, err := a.Account(ctx, c, accountID)
+	if err != nil {
+		return err
+	}
+	if !webhooks.ValidID(keyID) {
+		return webhooks.NotFound("api key")
+	}
+	return a.cfg.Store.RevokeAPIKey(ctx, acct.ID, keyID, a.cfg.Now(), c.audit())
+}
+
+// PortalLink is a link that opens the portal for one account.
+type PortalLink struct {
+	URL     string
+	Expires time.Time
+}
+
+// CreatePortalSession issues a portal link for the account. The link is
+// signed, not stored: every process with the same admin key accepts it.
+// Admin only.
+func (a *App) CreatePortalSession(ctx context.Context, c Caller, accountID string) (*PortalLink, error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, err
+	}
+	acct, err := a.Account(ctx, c, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if a.cfg.Sessions == nil {
+		return nil, webhooks.Errorf(webhooks.EUNAVAILABLE, "The portal is not configured on this server.")
+	}
+	token, expires := a.cfg.Sessions.Issue(acct.ID, a.cfg.Now())
+	return &PortalLink{URL: strings.TrimRight(a.cfg.PublicURL, "/") + "/portal/sessions/" + token, Expires: expires}, nil
+}
+
+// ListAudit lists an account's audit log, newest first.
+func (a *App) ListAudit(ctx context.Context, c Caller, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
+	acct, err := a.Account(ctx, c, accountID)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return a.cfg.Store.ListAudit(ctx, acct.ID, p)
+}
+
+// CreateCompany creates a company of an account. Admin only.
+func (a *App) CreateCompany(ctx context.Context, c Caller, accountID, nif, name string) (*webhooks.Company, error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, err
+	}
+	co := &webhooks.Company{ID: webhooks.NewID(), AccountID: accountID, NIF: nif, Name: name, Created: a.cfg.Now()}
+	if err := co.Validate(); err != nil {
+		return nil, err
+	}
+	if err := a.cfg.Store.CreateCompany(ctx, co); err != nil {
+		return nil, err
+	}
+	return co, nil
+}
+
+// Company returns a company c may see; another account's is "not found",
+// exactly as a missing one.
+func (a *App) Company(ctx context.Context, c Caller, id string) (*webhooks.Company, error) {
+	if !webhooks.ValidID(id) {
+		return nil, webhooks.NotFound("company")
+	}
+	co, err := a.cfg.Store.FindCompany(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.canSee(co.AccountID) {
+		return nil, webhooks.NotFound("company")
+	}
+	return co, nil
+}

@@ -1,0 +1,285 @@
+package app
+
+import (
+	"context"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/signature"
+)
+
+// Owner is what endpoints belong to: a company or an account.
+type Owner struct {
+	Scope webhooks.Scope
+	ID    string // the company's or the account's id
+}
+
+// CompanyOwner and AccountOwner name an owner.
+func CompanyOwner(id string) Owner { return Owner{Scope: webhooks.ScopeCompany, ID: id} }
+
+// AccountOwner names an account as the owner of its account endpoints.
+func AccountOwner(id string) Owner { return Owner{Scope: webhooks.ScopeAccount, ID: id} }
+
+// EndpointRef names an endpoint the way a caller does: under the owner
+// its path names (the API), or, with a zero Owner, under any owner the
+// caller may see (the portal, whose paths name the endpoint alone).
+type EndpointRef struct {
+	Owner Owner
+	ID    string
+}
+
+// OwnedEndpoint is an endpoint with what its owner is: the account its
+// changes are audited under and, on a company endpoint, the company.
+type OwnedEndpoint struct {
+	*webhooks.Endpoint
+	OwnerAccount string
+	Company      *webhooks.Company // company scope only
+}
+
+// owner resolves o for c: the account it is or belongs to, and the company.
+// An owner c may not see is "not found", exactly as a missing one.
+func (a *App) owner(ctx context.Context, c Caller, o Owner) (string, *webhooks.Company, error) {
+	if o.Scope == webhooks.ScopeCompany {
+		co, err := a.Company(ctx, c, o.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		return co.AccountID, co, nil
+	}
+	acct, err := a.Account(ctx, c, o.ID)
+	if err != nil {
+		return "", nil, err
+	}
+	return acct.ID, nil, nil
+}
+
+// Endpoint returns the endpoint ref names, if c may see it: an endpoint of
+// another owner is "not found", whoever asks.
+func (a *App) Endpoint(ctx context.Context, c Caller, ref EndpointRef) (*OwnedEndpoint, error) {
+	var accountID string
+	var co *webhooks.Company
+	if ref.Owner != (Owner{}) {
+		var err error
+		if accountID, co, err = a.owner(ctx, c, ref.Owner); err != nil {
+			return nil, err
+		}
+	}
+	if !webhooks.ValidID(ref.ID) {
+		return nil, webhooks.NotFound("webhook endpoint")
+	}
+	ep, err := a.cfg.Store.FindEndpoint(ctx, ref.ID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ref.Owner != (Owner{}):
+		if ep.Scope != ref.Owner.Scope || (ep.Scope == webhooks.ScopeCompany && ep.CompanyID != ref.Owner.ID) ||
+			(ep.Scope == webhooks.ScopeAccount && ep.AccountID != ref.Owner.ID) {
+			return nil, webhooks.NotFound("webhook endpoint")
+		}
+	case ep.Scope == webhooks.ScopeAccount:
+		accountID = ep.AccountID
+	default:
+		if co, err = a.cfg.Store.FindCompany(ctx, ep.CompanyID); err != nil {
+			return nil, err
+		}
+		accountID = co.AccountID
+	}
+	if !c.canSee(accountID) {
+		return nil, webhooks.NotFound("webhook endpoint")
+	}
+	return &OwnedEndpoint{Endpoint: ep, OwnerAccount: accountID, Company: co}, nil
+}
+
+// ListEndpoints lists an owner's endpoints, newest first.
+func (a *App) ListEndpoints(ctx context.Context, c Caller, o Owner, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
+	if _, _, err := a.owner(ctx, c, o); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	f := webhooks.EndpointFilter{CompanyID: o.ID}
+	if o.Scope == webhooks.ScopeAccount {
+		f = webhooks.EndpointFilter{AccountID: o.ID}
+	}
+	return a.cfg.Store.ListEndpoints(ctx, f, p)
+}
+
+// EndpointInput is what a caller gives to create an endpoint.
+type EndpointInput struct {
+	URL           string
+	EnabledEvents []string
+	// Relationships apply to account endpoints; nil takes the default
+	// (own and managed).
+	Relationships *[]webhooks.Relationship
+	APIVersion    string // empty: the newest
+	Livemode      *bool  // nil: true
+	Description   string
+}
+
+// CreateEndpoint creates an endpoint of the owner, with a new secret, which
+// the returned endpoint carries (shown once, at creation).
+func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in EndpointInput) (*OwnedEndpoint, error) {
+	accountID, co, err := a.owner(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	now := a.cfg.Now()
+	ep := &webhooks.Endpoint{
+		ID: webhooks.NewID(), Scope: o.Scope, URL: in.URL, EnabledEvents: in.EnabledEvents, APIVersion: in.APIVersion,
+		Livemode: in.Livemode == nil || *in.Livemode, Description: in.Description, Status: webhooks.EndpointEnabled,
+		Created: now, Updated: now,
+	}
+	if o.Scope == webhooks.ScopeCompany {
+		ep.CompanyID = o.ID
+	} else {
+		ep.AccountID = o.ID
+	}
+	if in.Relationships != nil {
+		if o.Scope != webhooks.ScopeAccount {
+			return nil, webhooks.Errorf(webhooks.EINVALID, "relationships only apply to account endpoints.")
+		}
+		ep.Relationships = *in.Relationships
+		if ep.Relationships == nil {
+			ep.Relationships = []webhooks.Relationship{}
+		}
+	}
+	if err := ep.Validate(); err != nil {
+		return nil, err
+	}
+	if err := a.checkURL(ctx, ep); err != nil {
+		return nil, err
+	}
+	if ep.Secret, err = signature.NewSecret(); err != nil {
+		return nil, err
+	}
+	if err := a.cfg.Store.CreateEndpoint(ctx, ep, c.audit()); err != nil {
+		return nil, err
+	}
+	return &OwnedEndpoint{Endpoint: ep, OwnerAccount: accountID, Company: co}, nil
+}
+
+// checkURL runs the SSRF guard's check on ep's URL, and keeps the URL in
+// the form the guard parsed it to.
+func (a *App) checkURL(ctx context.Context, ep *webhooks.Endpoint) error {
+	if a.cfg.URLs == nil {
+		return nil
+	}
+	u, err := a.cfg.URLs.CheckURL(ctx, ep.URL, ep.Livemode && !a.cfg.AllowHTTP)
+	if err != nil {
+		return err
+	}
+	ep.URL = u.String()
+	return nil
+}
+
+// UpdateEndpoint applies u to the endpoint. A refused change is audited: a
+// URL pointed at an internal address is worth knowing of.
+func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u webhooks.EndpointUpdate) (*webhooks.Endpoint, error) {
+	oe, err := a.Endpoint(ctx, c, ref)
+	if err != nil {
+		return nil, err
+	}
+	refuse := func(err error) error {
+		return a.refused(ctx, c, oe.OwnerAccount, webhooks.AuditEndpointUpdated, webhooks.TargetEndpoint, oe.ID, err)
+	}
+	// Validate on a copy first, so that a bad URL is refused before the
+	// guard resolves it, and the guard sees the final URL (and livemode).
+	check := *oe.Endpoint
+	if err := u.Apply(&check); err != nil {
+		return nil, refuse(err)
+	}
+	if check.URL == oe.URL {
+		u.URL = nil
+	} else {
+		if err := a.checkURL(ctx, &check); err != nil {
+			return nil, refuse(err)
+		}
+		u.URL = &check.URL
+	}
+	updated, err := a.cfg.Store.UpdateEndpoint(ctx, oe.ID, &u, a.cfg.Now(), c.audit())
+	if err != nil {
+		return nil, refuse(err)
+	}
+	return updated, nil
+}
+
+// DeleteEndpoint deletes the endpoint; its pending deliveries end failed
+// and its history is kept.
+func (a *App) DeleteEndpoint(ctx context.Context, c Caller, ref EndpointRef) error {
+	oe, err := a.Endpoint(ctx, c, ref)
+	if err != nil {
+		return err
+	}
+	return a.cfg.Store.DeleteEndpoint(ctx, oe.ID, a.cfg.Now(), c.audit())
+}
+
+// RevealSecret returns the endpoint's secret, and audits that it was shown.
+func (a *App) RevealSecret(ctx context.Context, c Caller, ref EndpointRef) (*OwnedEndpoint, error) {
+	oe, err := a.Endpoint(ctx, c, ref)
+	if err != nil {
+		return nil, err
+	}
+	e := c.audit()
+	e.AccountID, e.Action, e.TargetType, e.TargetID = oe.OwnerAccount, webhooks.AuditEndpointSecretRevealed, webhooks.TargetEndpoint, oe.ID
+	e.Outcome, e.Created = webhooks.AuditSucceeded, a.cfg.Now()
+	if err := a.cfg.Store.RecordAudit(ctx, e); err != nil {
+		return nil, err
+	}
+	return oe, nil
+}
+
+// Rotation is a rotated secret: the new one, and when the previous one
+// stops signing (now, when the overlap is 0).
+type Rotation struct {
+	Endpoint        *OwnedEndpoint // with its new secrets
+	Secret          string
+	PreviousExpires time.Time
+	// PreviousStopped is set when the previous secret stopped at once.
+	PreviousStopped bool
+}
+
+// RotateSecret gives the endpoint a new secret; the old one keeps signing
+// for expiresIn seconds (nil: DefaultSecretOverlap; 0: it stops now).
+func (a *App) RotateSecret(ctx context.Context, c Caller, ref EndpointRef, expiresIn *int64) (*Rotation, error) {
+	oe, err := a.Endpoint(ctx, c, ref)
+	if err != nil {
+		return nil, err
+	}
+	overlap := webhooks.DefaultSecretOverlap
+	if expiresIn != nil {
+		if overlap, err = webhooks.Seconds("expires_in", *expiresIn, webhooks.MaxSecretOverlap); err != nil {
+			return nil, a.refused(ctx, c, oe.OwnerAccount, webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, oe.ID,
+				webhooks.Errorf(webhooks.EINVALID, "expires_in must be from 0 (the old secret stops now) to %d seconds (7 days).", int64(webhooks.MaxSecretOverlap/time.Second)))
+		}
+	}
+	secret, err := signature.NewSecret()
+	if err != nil {
+		return nil, err
+	}
+	now := a.cfg.Now()
+	// Whole seconds: the API shows unix seconds, and the old secret must
+	// stop exactly at the moment announced.
+	expires := now.Add(overlap).Truncate(time.Second)
+	updated, err := a.cfg.Store.RotateSecret(ctx, oe.ID, secret, expires, now, c.audit())
+	if err != nil {
+		return nil, err
+	}
+	oe.Endpoint = updated
+	return &Rotation{Endpoint: oe, Secret: secret, PreviousExpires: expires, PreviousStopped: overlap == 0}, nil
+}
+
+// SendTestEvent sends a ping event to the endpoint alone.
+func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Delivery, error) {
+	oe, err := a.Endpoint(ctx, c, ref)
+	if err != nil {
+		return nil, err
+	}
+	d, err := a.cfg.Store.SendTestEvent(ctx, oe.ID, a.cfg.Now(), c.audit())
+	if err != nil {
+		return nil, a.refused(ctx, c, oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, err)
+	}
+	a.cfg.Wake()
+	return d, nil
+}

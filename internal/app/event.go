@@ -1,0 +1,133 @@
+package app
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"slices"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// EventInput is what a producer registers.
+type EventInput struct {
+	Type          string
+	CompanyID     string
+	AccountID     string
+	CorrelationID string
+	Livemode      *bool // nil: true
+	// Object is data.object, the resource as JSON.
+	Object json.RawMessage
+	// IdempotencyKey, if set, makes a repeat within
+	// webhooks.IdempotencyWindow return the first event.
+	IdempotencyKey string
+}
+
+// RegisterEvent registers an event and creates its deliveries in the same
+// transaction. It returns the event and whether it was created now (false:
+// the Idempotency-Key repeats a recent registration, whose event it
+// returns, and nothing was registered). Admin only.
+func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webhooks.Event, bool, error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, false, err
+	}
+	ev := &webhooks.Event{
+		ID:            webhooks.NewID(),
+		Type:          in.Type,
+		APIVersion:    webhooks.LatestAPIVersion,
+		Created:       a.cfg.Now(),
+		Livemode:      in.Livemode == nil || *in.Livemode,
+		CorrelationID: in.CorrelationID,
+		AccountID:     in.AccountID,
+		CompanyID:     in.CompanyID,
+		Object:        in.Object,
+	}
+	if err := ev.Validate(); err != nil {
+		return nil, false, err
+	}
+	var key *webhooks.IdempotencyKey
+	if in.IdempotencyKey != "" {
+		if err := webhooks.CheckLength("Idempotency-Key", in.IdempotencyKey, webhooks.MaxIdempotencyKeyLen); err != nil {
+			return nil, false, err
+		}
+		key = &webhooks.IdempotencyKey{Key: in.IdempotencyKey, RequestHash: requestHash(ev), Created: ev.Created}
+	}
+	got, deliveries, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		a.cfg.Registered()
+		if slices.ContainsFunc(deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
+			a.cfg.Wake()
+		}
+	}
+	return got, created, nil
+}
+
+// requestHash identifies what a producer asked to register, so that an
+// Idempotency-Key sent again with another request is refused: the
+// validated fields, whatever the request's white space, field order or
+// defaults spelt out.
+func requestHash(ev *webhooks.Event) []byte {
+	b, _ := json.Marshal([]any{ev.Type, ev.CompanyID, ev.AccountID, ev.CorrelationID, ev.Livemode, ev.Object})
+	h := sha256.Sum256(b)
+	return h[:]
+}
+
+// Event returns an event c may see.
+func (a *App) Event(ctx context.Context, c Caller, id string) (*webhooks.Event, error) {
+	if !webhooks.ValidID(id) {
+		return nil, webhooks.NotFound("event")
+	}
+	ev, err := a.cfg.Store.FindEvent(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !c.canSee(ev.AccountID) {
+		return nil, webhooks.NotFound("event")
+	}
+	return ev, nil
+}
+
+// EventQuery selects an event log: a company's, or an account's own (its
+// account.* events and its companies' events), filtered.
+type EventQuery struct {
+	Owner      Owner
+	Type       string
+	CreatedGTE *int64 // unix seconds; nil: no bound
+	CreatedLT  *int64
+}
+
+// ListEvents lists an event log, newest first.
+func (a *App) ListEvents(ctx context.Context, c Caller, q EventQuery, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
+	if _, _, err := a.owner(ctx, c, q.Owner); err != nil {
+		return nil, err
+	}
+	f := webhooks.EventFilter{Type: q.Type}
+	if q.Owner.Scope == webhooks.ScopeCompany {
+		f.CompanyID = q.Owner.ID
+	} else {
+		f.AccountID = q.Owner.ID
+	}
+	// Any text filters (a type that matches nothing lists nothing), but
+	// only text every backend can compare.
+	if err := webhooks.CheckLength("type", q.Type, webhooks.MaxEventTypeLength); err != nil {
+		return nil, err
+	}
+	var err error
+	if q.CreatedGTE != nil {
+		if f.CreatedGTE, err = webhooks.UnixTime("created_gte", *q.CreatedGTE); err != nil {
+			return nil, err
+		}
+	}
+	if q.CreatedLT != nil {
+		if f.CreatedLT, err = webhooks.UnixTime("created_lt", *q.CreatedLT); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return a.cfg.Store.ListEvents(ctx, f, p)
+}
