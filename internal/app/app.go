@@ -149,4 +149,3 @@ func (a *App) refused(ctx context.Context, c Caller, accountID, action, targetTy
 	}
 	return err
 }
-

@@ -13,7 +13,7 @@ import (
 // every endpoint, read in two queries however many there are.
 type Holdings struct {
 	AccountID string
-	Companies []*webhooks.Company // by name
+	Companies []*webhooks.Company             // by name
 	Account   []*webhooks.Endpoint            // the account's own, oldest first
 	ByCompany map[string][]*webhooks.Endpoint // each company's, oldest first
 	company   map[string]*webhooks.Company
