@@ -34,3 +34,8 @@ func (c *Company) Validate() error {
 	c.NIF = nif
 	return nil
 }
+
+// NIFTaken is the error of a company whose NIF another company has.
+func NIFTaken(nif string) *Error {
+	return Errorf(ENIFTAKEN, "NIF %s already belongs to a company.", nif)
+}

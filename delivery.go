@@ -61,10 +61,12 @@ var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivered, DeliveryFail
 // KnownDeliveryStatus reports whether s is a delivery status.
 func KnownDeliveryStatus(s string) bool { return slices.Contains(DeliveryStatuses, s) }
 
+// ResendableStatuses are the states a delivery may be sent again by hand
+// from: it ended without reaching its endpoint.
+var ResendableStatuses = []string{DeliveryFailed, DeliveryFailedPermanently}
+
 // Resendable reports whether a delivery may be sent again by hand.
-func (d *Delivery) Resendable() bool {
-	return d.Status == DeliveryFailed || d.Status == DeliveryFailedPermanently
-}
+func (d *Delivery) Resendable() bool { return slices.Contains(ResendableStatuses, d.Status) }
 
 // Outcome is how an attempt ended.
 type Outcome int

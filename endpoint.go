@@ -73,6 +73,17 @@ func (e *Endpoint) SigningSecrets(now time.Time) []string {
 	return []string{e.Secret}
 }
 
+// Rotate makes secret the endpoint's secret. The current one keeps signing
+// until previousExpires, unless that is not after now; a previous secret
+// still in its overlap stops at once (only one is kept).
+func (e *Endpoint) Rotate(secret string, previousExpires, now time.Time) {
+	e.PreviousSecret, e.PreviousSecretExpires = e.Secret, previousExpires
+	if !previousExpires.After(now) {
+		e.PreviousSecret, e.PreviousSecretExpires = "", time.Time{}
+	}
+	e.Secret, e.Updated = secret, now
+}
+
 // Enabled reports whether the endpoint is receiving deliveries.
 func (e *Endpoint) Enabled() bool { return e.Status == EndpointEnabled }
 

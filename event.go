@@ -56,6 +56,29 @@ func ValidateEventType(typ string) error {
 	return nil
 }
 
+// Attribute checks the company and account ev names against what exists,
+// and fills ev's account from its company: companyAccount is the account of
+// ev's company, or empty when ev names none or no such company exists.
+// The store then checks that ev's account exists (UnknownAccount).
+func (e *Event) Attribute(companyAccount string) error {
+	if e.CompanyID == "" {
+		return nil
+	}
+	if companyAccount == "" {
+		return Errorf(EUNKNOWNCOMPANY, "company_id %s is not a company.", e.CompanyID)
+	}
+	if e.AccountID != "" && e.AccountID != companyAccount {
+		return Errorf(EUNPROCESSABLE, "company %s does not belong to account %s.", e.CompanyID, e.AccountID)
+	}
+	e.AccountID = companyAccount
+	return nil
+}
+
+// UnknownAccount is the error of an event whose account does not exist.
+func (e *Event) UnknownAccount() error {
+	return Errorf(EUNKNOWNACCOUNT, "account_id %s is not an account.", e.AccountID)
+}
+
 // Validate checks an event a producer registers (before the service assigns
 // its id, account and times).
 func (e *Event) Validate() error {

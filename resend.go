@@ -27,6 +27,28 @@ func ResendAction(scope Scope) string {
 	return ActionReplay
 }
 
+// ResendWindow is how old an event may be for action.
+func ResendWindow(action string) time.Duration {
+	if action == ActionReplay {
+		return ReplayWindow
+	}
+	return RetryWindow
+}
+
+// Replay returns a new delivery of d's event with d's body, for one manual
+// attempt at now. ReplayOf names the original, also when d is a replay.
+func (d *Delivery) Replay(now time.Time) *Delivery {
+	r := &Delivery{
+		ID: NewID(), EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
+		Relationship: d.Relationship, ReplayOf: d.ID, Status: DeliveryPending, NextAttemptAt: now,
+		Manual: true, Body: d.Body, Created: now, Updated: now,
+	}
+	if d.ReplayOf != "" {
+		r.ReplayOf = d.ReplayOf
+	}
+	return r
+}
+
 // CheckResend reports whether d, a delivery of ep whose event was created at
 // eventCreated, may be sent again by hand with action at now.
 func CheckResend(action string, ep *Endpoint, d *Delivery, eventCreated, now time.Time) error {
@@ -42,10 +64,7 @@ func CheckResend(action string, ep *Endpoint, d *Delivery, eventCreated, now tim
 	if !d.Resendable() {
 		return Errorf(ENOTRESENDABLE, "only failed or failed_permanently deliveries can be sent again; this one is %s.", d.Status)
 	}
-	window := RetryWindow
-	if action == ActionReplay {
-		window = ReplayWindow
-	}
+	window := ResendWindow(action)
 	if now.Sub(eventCreated) >= window {
 		return Errorf(EOUTSIDEWINDOW, "the event is older than the %d-day %s window.", int(window/(24*time.Hour)), action)
 	}

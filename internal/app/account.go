@@ -24,7 +24,22 @@ func (a *App) CreateAccount(ctx context.Context, c Caller, name, provisionedBy s
 	if err := acct.Validate(); err != nil {
 		return nil, err
 	}
-	if err := a.cfg.Store.CreateAccount(ctx, acct); err != nil {
+	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if acct.Managed() {
+			// One level only: a managed account provisions no other.
+			p, err := tx.FindAccount(ctx, acct.ProvisionedBy)
+			if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is not an account.", acct.ProvisionedBy)
+			} else if err != nil {
+				return err
+			}
+			if p.Managed() {
+				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is itself a managed account: managed accounts cannot provision others.", acct.ProvisionedBy)
+			}
+		}
+		return tx.InsertAccount(ctx, acct)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return acct, nil
@@ -55,7 +70,13 @@ func (a *App) CreateAPIKey(ctx context.Context, c Caller, accountID string) (*we
 	key := APIKeyPrefix + base64.RawURLEncoding.EncodeToString(raw[:])
 	h := hashKey(key)
 	k := &webhooks.APIKey{ID: webhooks.NewID(), AccountID: acct.ID, Hash: h[:], Created: a.cfg.Now()}
-	if err := a.cfg.Store.CreateAPIKey(ctx, k, c.audit()); err != nil {
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertAPIKey(ctx, k); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, c.audit(acct.ID, webhooks.AuditAPIKeyCreated, webhooks.TargetAPIKey, k.ID, k.Created))
+	})
+	if err != nil {
 		return nil, "", err
 	}
 	return k, key, nil
@@ -74,7 +95,12 @@ func (a *App) RevokeAPIKey(ctx context.Context, c Caller, accountID, keyID strin
 	if !webhooks.ValidID(keyID) {
 		return webhooks.NotFound("api key")
 	}
-	return a.cfg.Store.RevokeAPIKey(ctx, acct.ID, keyID, a.cfg.Now(), c.audit())
+	return a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if err := tx.DeleteAPIKey(ctx, acct.ID, keyID); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, c.audit(acct.ID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, a.cfg.Now()))
+	})
 }
 
 // PortalLink is a link that opens the portal for one account.
@@ -122,7 +148,15 @@ func (a *App) CreateCompany(ctx context.Context, c Caller, accountID, nif, name 
 	if err := co.Validate(); err != nil {
 		return nil, err
 	}
-	if err := a.cfg.Store.CreateCompany(ctx, co); err != nil {
+	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if _, err := tx.FindAccount(ctx, co.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+			return webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", co.AccountID)
+		} else if err != nil {
+			return err
+		}
+		return tx.InsertCompany(ctx, co)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return co, nil

@@ -31,7 +31,7 @@ type URLChecker interface {
 
 // Config configures an App.
 type Config struct {
-	Store webhooks.Store
+	Store Store
 	// URLs checks endpoint URLs when they are set. Nil checks nothing
 	// (tests of other things only).
 	URLs URLChecker
@@ -128,9 +128,13 @@ func (a *App) Authenticate(ctx context.Context, key string) (Caller, error) {
 	return Caller{Actor: webhooks.Actor{Type: webhooks.ActorAPIKey, ID: k.ID}, AccountID: k.AccountID}, nil
 }
 
-// audit is the entry of a change c makes; the store fills in the rest.
-func (c Caller) audit() *webhooks.AuditEntry {
-	return &webhooks.AuditEntry{Actor: c.Actor}
+// audit returns the audit entry of an action c took on a target of
+// accountID's at now, succeeded unless err is a refusal's.
+func (c Caller) audit(accountID, action, targetType, targetID string, now time.Time) *webhooks.AuditEntry {
+	return &webhooks.AuditEntry{
+		ID: webhooks.NewID(), AccountID: accountID, Actor: c.Actor, Action: action,
+		TargetType: targetType, TargetID: targetID, Outcome: webhooks.AuditSucceeded, Created: now,
+	}
 }
 
 // refused records a refused action in the audit log and returns err. Only
@@ -141,11 +145,15 @@ func (a *App) refused(ctx context.Context, c Caller, accountID, action, targetTy
 	if code == webhooks.EINTERNAL || code == webhooks.ENOTFOUND || code == webhooks.EUNAVAILABLE {
 		return err
 	}
-	e := c.audit()
-	e.AccountID, e.Action, e.TargetType, e.TargetID = accountID, action, targetType, targetID
-	e.Outcome, e.ErrorCode, e.Created = webhooks.AuditRefused, code, a.cfg.Now()
-	if aerr := a.cfg.Store.RecordAudit(ctx, e); aerr != nil {
+	e := c.audit(accountID, action, targetType, targetID, a.cfg.Now())
+	e.Outcome, e.ErrorCode = webhooks.AuditRefused, code
+	if aerr := a.record(ctx, e); aerr != nil {
 		a.cfg.Logger.Error("audit: recording a refused action failed", "action", action, "err", aerr)
 	}
 	return err
+}
+
+// record stores an audit entry of an action that changed nothing else.
+func (a *App) record(ctx context.Context, e *webhooks.AuditEntry) error {
+	return a.cfg.Store.InTx(ctx, func(tx Tx) error { return tx.InsertAudit(ctx, e) })
 }

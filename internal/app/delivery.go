@@ -1,7 +1,10 @@
 package app
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -62,11 +65,45 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 	if action == "" {
 		action = webhooks.ResendAction(oe.Scope)
 	}
-	resend, auditAction := a.cfg.Store.RetryDelivery, webhooks.AuditDeliveryRetried
+	auditAction := webhooks.AuditDeliveryRetried
 	if action == webhooks.ActionReplay {
-		resend, auditAction = a.cfg.Store.ReplayDelivery, webhooks.AuditDeliveryReplayed
+		auditAction = webhooks.AuditDeliveryReplayed
 	}
-	out, err := resend(ctx, d.ID, a.cfg.Now(), c.audit())
+	now := a.cfg.Now()
+	var out *webhooks.Delivery
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		// The endpoint may not be disabled until this commits, and two
+		// resends of one delivery take turns: the second finds it pending.
+		// Endpoint before delivery is the order every change takes them in.
+		ep, err := tx.ShareEndpoint(ctx, oe.ID)
+		if err != nil {
+			return err
+		}
+		d, err := tx.LockDelivery(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		ev, err := tx.FindEvent(ctx, d.EventID)
+		if err != nil {
+			return err
+		}
+		if err := webhooks.CheckResend(action, ep, d, ev.Created, now); err != nil {
+			return err
+		}
+		if action == webhooks.ActionRetry {
+			rearmed, err := tx.Rearm(ctx, []string{d.ID}, now)
+			if err != nil {
+				return err
+			}
+			out = rearmed[0]
+		} else {
+			out = d.Replay(now)
+			if _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{out}); err != nil {
+				return err
+			}
+		}
+		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, auditAction, webhooks.TargetDelivery, out.ID, now))
+	})
 	if err != nil {
 		return nil, a.refused(ctx, c, oe.OwnerAccount, auditAction, webhooks.TargetDelivery, d.ID, err)
 	}
@@ -107,7 +144,57 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 	if !since.Before(until) {
 		return 0, refuse(webhooks.Errorf(webhooks.EINVALID, "since must be before until (which defaults to now)."))
 	}
-	n, err := a.cfg.Store.Recover(ctx, oe.ID, since, until, now, c.audit())
+	n := 0
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		// Locked: two recoveries of one endpoint take turns, and the second
+		// finds the first's retries pending and its replays newer; and the
+		// endpoint cannot be disabled until this commits.
+		ep, err := tx.LockEndpoint(ctx, oe.ID)
+		if err != nil {
+			return err
+		}
+		if !ep.Enabled() {
+			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before recovering its deliveries.")
+		}
+		action := webhooks.ResendAction(ep.Scope)
+		cands, err := tx.RecoverCandidates(ctx, webhooks.RecoverFilter{
+			EndpointID: ep.ID, CreatedGTE: since, CreatedLT: until, Statuses: webhooks.ResendableStatuses,
+		})
+		if err != nil {
+			return err
+		}
+		// What a resend by hand of each would allow, test events aside;
+		// replays are made in the order of their originals.
+		var ds []*webhooks.Delivery
+		for _, cd := range cands {
+			if !cd.EventTest && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+				ds = append(ds, cd.Delivery)
+			}
+		}
+		slices.SortFunc(ds, func(a, b *webhooks.Delivery) int {
+			return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+		})
+		if len(ds) > 0 {
+			if action == webhooks.ActionRetry {
+				ids := make([]string, len(ds))
+				for i, d := range ds {
+					ids[i] = d.ID
+				}
+				_, err = tx.Rearm(ctx, ids, now)
+			} else {
+				rs := make([]*webhooks.Delivery, len(ds))
+				for i, d := range ds {
+					rs[i] = d.Replay(now)
+				}
+				_, err = tx.InsertDeliveries(ctx, rs)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		n = len(ds)
+		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, oe.ID, now))
+	})
 	if err != nil {
 		return 0, refuse(err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -154,7 +155,13 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 	if ep.Secret, err = signature.NewSecret(); err != nil {
 		return nil, err
 	}
-	if err := a.cfg.Store.CreateEndpoint(ctx, ep, c.audit()); err != nil {
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if err := tx.InsertEndpoint(ctx, ep); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, c.audit(accountID, webhooks.AuditEndpointCreated, webhooks.TargetEndpoint, ep.ID, now))
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &OwnedEndpoint{Endpoint: ep, OwnerAccount: accountID, Company: co}, nil
@@ -198,11 +205,58 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 		}
 		u.URL = &check.URL
 	}
-	updated, err := a.cfg.Store.UpdateEndpoint(ctx, oe.ID, &u, a.cfg.Now(), c.audit())
+	var updated *webhooks.Endpoint
+	now := a.cfg.Now()
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		// Apply again to the endpoint as it is now: another change may
+		// have committed since it was read.
+		old, err := a.lockForChange(ctx, tx, oe)
+		if err != nil {
+			return err
+		}
+		e := *old
+		e.EnabledEvents = slices.Clone(old.EnabledEvents)
+		e.Relationships = slices.Clone(old.Relationships)
+		if err := u.Apply(&e); err != nil {
+			return err
+		}
+		e.Updated = now
+		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
+			return err
+		}
+		for _, action := range webhooks.EndpointChangeActions(old, &e) {
+			if err := tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, action, webhooks.TargetEndpoint, e.ID, now)); err != nil {
+				return err
+			}
+		}
+		if old.Enabled() && !e.Enabled() {
+			// Nothing is lost while it is off: what it would receive gets a
+			// failed delivery, which recover sends once it is on again.
+			if err := tx.EndPending(ctx, e.ID, webhooks.ReasonEndpointDisabled, now); err != nil {
+				return err
+			}
+		}
+		updated = &e
+		return nil
+	})
 	if err != nil {
 		return nil, refuse(err)
 	}
 	return updated, nil
+}
+
+// lockForChange locks an endpoint this transaction changes in a way that
+// routing sees (its subscriptions, its status, its deletion): its owner's
+// routes first, then the endpoint.
+func (a *App) lockForChange(ctx context.Context, tx Tx, oe *OwnedEndpoint) (*webhooks.Endpoint, error) {
+	owner := oe.CompanyID
+	if oe.Scope == webhooks.ScopeAccount {
+		owner = oe.AccountID
+	}
+	if err := tx.LockRoutes(ctx, owner); err != nil {
+		return nil, err
+	}
+	return tx.LockEndpoint(ctx, oe.ID)
 }
 
 // DeleteEndpoint deletes the endpoint; its pending deliveries end failed
@@ -212,7 +266,19 @@ func (a *App) DeleteEndpoint(ctx context.Context, c Caller, ref EndpointRef) err
 	if err != nil {
 		return err
 	}
-	return a.cfg.Store.DeleteEndpoint(ctx, oe.ID, a.cfg.Now(), c.audit())
+	now := a.cfg.Now()
+	return a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if _, err := a.lockForChange(ctx, tx, oe); err != nil {
+			return err
+		}
+		if err := tx.DeleteEndpoint(ctx, oe.ID, now); err != nil {
+			return err
+		}
+		if err := tx.EndPending(ctx, oe.ID, webhooks.ReasonEndpointDeleted, now); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointDeleted, webhooks.TargetEndpoint, oe.ID, now))
+	})
 }
 
 // RevealSecret returns the endpoint's secret, and audits that it was shown.
@@ -221,10 +287,7 @@ func (a *App) RevealSecret(ctx context.Context, c Caller, ref EndpointRef) (*Own
 	if err != nil {
 		return nil, err
 	}
-	e := c.audit()
-	e.AccountID, e.Action, e.TargetType, e.TargetID = oe.OwnerAccount, webhooks.AuditEndpointSecretRevealed, webhooks.TargetEndpoint, oe.ID
-	e.Outcome, e.Created = webhooks.AuditSucceeded, a.cfg.Now()
-	if err := a.cfg.Store.RecordAudit(ctx, e); err != nil {
+	if err := a.record(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointSecretRevealed, webhooks.TargetEndpoint, oe.ID, a.cfg.Now())); err != nil {
 		return nil, err
 	}
 	return oe, nil
@@ -262,11 +325,24 @@ func (a *App) RotateSecret(ctx context.Context, c Caller, ref EndpointRef, expir
 	// Whole seconds: the API shows unix seconds, and the old secret must
 	// stop exactly at the moment announced.
 	expires := now.Add(overlap).Truncate(time.Second)
-	updated, err := a.cfg.Store.RotateSecret(ctx, oe.ID, secret, expires, now, c.audit())
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		// Locked: two rotations at once chain (the second keeps the
+		// first's new secret as its previous one) instead of both keeping
+		// the same old one and losing a secret that was handed out.
+		e, err := tx.LockEndpoint(ctx, oe.ID)
+		if err != nil {
+			return err
+		}
+		e.Rotate(secret, expires, now)
+		if err := tx.UpdateEndpoint(ctx, e); err != nil {
+			return err
+		}
+		oe.Endpoint = e
+		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, oe.ID, now))
+	})
 	if err != nil {
 		return nil, err
 	}
-	oe.Endpoint = updated
 	return &Rotation{Endpoint: oe, Secret: secret, PreviousExpires: expires, PreviousStopped: overlap == 0}, nil
 }
 
@@ -276,7 +352,28 @@ func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*we
 	if err != nil {
 		return nil, err
 	}
-	d, err := a.cfg.Store.SendTestEvent(ctx, oe.ID, a.cfg.Now(), c.audit())
+	now := a.cfg.Now()
+	var d *webhooks.Delivery
+	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		ep, err := tx.ShareEndpoint(ctx, oe.ID) // it may not be disabled until this commits
+		if err != nil {
+			return err
+		}
+		if !ep.Enabled() {
+			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before sending a test event.")
+		}
+		ev := webhooks.NewTestEvent(ep, oe.OwnerAccount, now)
+		if d, err = webhooks.NewDelivery(ev, ep, now); err != nil {
+			return err
+		}
+		if err := tx.InsertEvent(ctx, ev); err != nil {
+			return err
+		}
+		if _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{d}); err != nil {
+			return err
+		}
+		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, now))
+	})
 	if err != nil {
 		return nil, a.refused(ctx, c, oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, err)
 	}

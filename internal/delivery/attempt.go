@@ -105,7 +105,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	}
 	end := e.cfg.Now()
 	a.Duration = end.Sub(started)
-	e.cfg.Metrics.Attempted(c.Endpoint, outcome, a)
+	e.cfg.Metrics.Attempted(outcome, a)
 	t := e.cfg.Policy.After(a.Number, d.Manual, outcome, end, e.cfg.Random())
 	if outcome != webhooks.OutcomeDelivered {
 		e.cfg.Logger.Info("delivery: attempt failed",

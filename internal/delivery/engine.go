@@ -21,9 +21,29 @@ const (
 	DefaultBatchSize      = 100
 )
 
+// Queue is the work queue the engine takes deliveries from and records
+// attempts in. Each method is one transaction.
+type Queue interface {
+	// ClaimDeliveries stores r.Records, then claims up to r.Limit due
+	// deliveries (none when r.Limit is 0), oldest due first, skipping
+	// endpoints at their cap.
+	ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error)
+	// RecordAttempts stores attempts and the deliveries' new states. A
+	// record whose token the delivery no longer holds is dropped, so a
+	// lapsed claim cannot record an attempt twice. If the delivery stopped
+	// being pending meanwhile (its endpoint was disabled), only a
+	// successful attempt changes its state.
+	RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error
+	// ReleaseClaims hands back claimed deliveries without an attempt.
+	ReleaseClaims(ctx context.Context, token string, ids []string) error
+	// NextScheduled returns the earliest next_attempt_at after now, or the
+	// zero time when nothing is scheduled.
+	NextScheduled(ctx context.Context, now time.Time) (time.Time, error)
+}
+
 // Config configures an Engine. Zero fields take the defaults above.
 type Config struct {
-	Store webhooks.Store
+	Queue Queue
 	// Client makes the attempts. It must not follow redirects and should
 	// dial through the SSRF guard; NewClient builds one.
 	Client *http.Client
@@ -274,7 +294,7 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 	if now.Sub(d.nextAsked) < d.cfg.PollInterval && (d.next.IsZero() || d.next.After(now)) {
 		return d.next
 	}
-	next, err := d.cfg.Store.NextScheduled(ctx, now)
+	next, err := d.cfg.Queue.NextScheduled(ctx, now)
 	if err != nil {
 		return time.Time{}
 	}
@@ -286,7 +306,7 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 // deliveries, starting their attempts.
 func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	now := d.cfg.Now()
-	claims, err := d.cfg.Store.ClaimDeliveries(ctx, webhooks.ClaimRequest{
+	claims, err := d.cfg.Queue.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
 		Limit:       limit,
 		Token:       webhooks.NewID(),
@@ -324,7 +344,7 @@ func (d *dispatcher) flush() {
 	if len(d.records) == 0 {
 		return
 	}
-	err := persist(func(ctx context.Context) error { return d.cfg.Store.RecordAttempts(ctx, d.records) })
+	err := persist(func(ctx context.Context) error { return d.cfg.Queue.RecordAttempts(ctx, d.records) })
 	if err != nil {
 		d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
 		return
@@ -339,7 +359,7 @@ func (d *dispatcher) release() {
 	err := persist(func(ctx context.Context) error {
 		for len(d.aborted) > 0 {
 			c := d.aborted[0]
-			if err := d.cfg.Store.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
+			if err := d.cfg.Queue.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
 				return err
 			}
 			d.aborted = d.aborted[1:]

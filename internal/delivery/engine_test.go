@@ -15,11 +15,9 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// queueStore is the part of a store the engine uses, in memory: a queue of
-// due deliveries, claims by token, and what was recorded and how.
+// queueStore is a Queue in memory: due deliveries, claims by token, and
+// what was recorded and how.
 type queueStore struct {
-	webhooks.Store // the rest: the engine must not call it
-
 	mu          sync.Mutex
 	ep          *webhooks.Endpoint
 	due         []*webhooks.Delivery
@@ -124,7 +122,7 @@ func (s *queueStore) counts() (recorded, twice, viaClaim, viaRecord, released, c
 // those cfg leaves zero; its safety-net poll is an hour: whatever it does
 // in a test, it does because something woke it.
 func newEngine(s *queueStore, cfg Config) *Engine {
-	cfg.Store, cfg.Client = s, NewClient(http.DefaultTransport)
+	cfg.Queue, cfg.Client = s, NewClient(http.DefaultTransport)
 	cfg.AttemptTimeout = cmp.Or(cfg.AttemptTimeout, 5*time.Second)
 	cfg.Lease = cmp.Or(cfg.Lease, time.Minute)
 	cfg.PollInterval = cmp.Or(cfg.PollInterval, time.Hour)

@@ -7,7 +7,7 @@ import (
 // Metrics receives the engine's measurements.
 type Metrics interface {
 	// Attempted is called when an attempt ends, before it is stored.
-	Attempted(ep *webhooks.Endpoint, outcome webhooks.Outcome, a *webhooks.Attempt)
+	Attempted(outcome webhooks.Outcome, a *webhooks.Attempt)
 	// Recorded is called when an attempt's record is stored.
 	Recorded(r *webhooks.AttemptRecord)
 	// InFlight is called with the number of attempts in flight whenever it
@@ -17,6 +17,6 @@ type Metrics interface {
 
 type nopMetrics struct{}
 
-func (nopMetrics) Attempted(*webhooks.Endpoint, webhooks.Outcome, *webhooks.Attempt) {}
-func (nopMetrics) Recorded(*webhooks.AttemptRecord)                                  {}
-func (nopMetrics) InFlight(int)                                                      {}
+func (nopMetrics) Attempted(webhooks.Outcome, *webhooks.Attempt) {}
+func (nopMetrics) Recorded(*webhooks.AttemptRecord)              {}
+func (nopMetrics) InFlight(int)                                  {}

@@ -17,7 +17,7 @@ import (
 // event in every payload version and envelope, as the real stores do when
 // they create its deliveries, and reports what fails.
 type renderStore struct {
-	webhooks.Store // nil: any other method panics
+	app.Store // nil: any other method panics
 	t              *testing.T
 	registered     int
 }

@@ -27,9 +27,15 @@ type Metrics struct {
 	requestSeconds *prometheus.HistogramVec
 }
 
-// New returns the metrics, with the queue's gauges read from store (with
+// Queue is what the metrics read of the work queue at each scrape.
+type Queue interface {
+	// QueueStats measures the queue at now.
+	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
+}
+
+// New returns the metrics, with the queue's gauges read from queue (with
 // now's clock) at each scrape.
-func New(store webhooks.Store, now func() time.Time) *Metrics {
+func New(queue Queue, now func() time.Time) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		events: prometheus.NewCounter(prometheus.CounterOpts{
@@ -64,7 +70,7 @@ func New(store webhooks.Store, now func() time.Time) *Metrics {
 		}, []string{"route"}),
 	}
 	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.requests, m.requestSeconds,
-		&queueCollector{store: store, now: now},
+		&queueCollector{queue: queue, now: now},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -95,7 +101,7 @@ var outcomes = map[webhooks.Outcome]string{
 }
 
 // Attempted implements delivery.Metrics.
-func (m *Metrics) Attempted(_ *webhooks.Endpoint, outcome webhooks.Outcome, a *webhooks.Attempt) {
+func (m *Metrics) Attempted(outcome webhooks.Outcome, a *webhooks.Attempt) {
 	m.attempts.WithLabelValues(outcomes[outcome]).Inc()
 	m.attemptSeconds.Observe(a.Duration.Seconds())
 }
@@ -113,7 +119,7 @@ func (m *Metrics) InFlight(n int) { m.inFlight.Set(float64(n)) }
 // queueCollector reads the queue's state from the store at each scrape:
 // the figures are the database's, the same from every process.
 type queueCollector struct {
-	store webhooks.Store
+	queue Queue
 	now   func() time.Time
 }
 
@@ -136,7 +142,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	now := c.now()
-	st, err := c.store.QueueStats(ctx, now)
+	st, err := c.queue.QueueStats(ctx, now)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(dueDesc, err)
 		return

@@ -54,7 +54,7 @@ type tenant struct {
 }
 
 type bundle struct {
-	store    webhooks.Store
+	store    storetest.Store
 	sessions *session.Signer
 	clock    *clock
 	server   *httptest.Server
@@ -86,7 +86,7 @@ func (b *bundle) app() *app.App {
 	return app.New(app.Config{Store: b.store, AllowHTTP: true, Now: b.clock.Now})
 }
 
-func newTenant(t *testing.T, st webhooks.Store) tenant {
+func newTenant(t *testing.T, st storetest.Store) tenant {
 	t.Helper()
 	var tn tenant
 	tn.account = storetest.MustCreateAccount(t, st, "")

@@ -32,7 +32,7 @@ var demoNow = time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
 // companies, three endpoints and a day of events, one receiver failing
 // since two hours ago.
 type demo struct {
-	store                   webhooks.Store
+	store                   *sqlite.Store
 	account                 *webhooks.Account
 	panaderia, talleres     *webhooks.Company
 	firm, bakery, workshop  *webhooks.Endpoint
@@ -61,27 +61,27 @@ func newDemo(t *testing.T) *demo {
 	ctx := t.Context()
 	d := &demo{store: st}
 	created := demoNow.Add(-40 * 24 * time.Hour)
-	d.account = &webhooks.Account{ID: webhooks.NewID(), Name: "Gestoría Ribera", Created: created}
-	must(t, st.CreateAccount(ctx, d.account))
-	d.panaderia = &webhooks.Company{ID: webhooks.NewID(), AccountID: d.account.ID, NIF: "B12345674", Name: "Panadería Sol SL", Created: created}
-	d.talleres = &webhooks.Company{ID: webhooks.NewID(), AccountID: d.account.ID, NIF: "A58818501", Name: "Talleres Norte SA", Created: created}
-	must(t, st.CreateCompany(ctx, d.panaderia))
-	must(t, st.CreateCompany(ctx, d.talleres))
-	endpoint := func(e *webhooks.Endpoint) *webhooks.Endpoint {
-		e.ID, e.Livemode, e.Created, e.Updated = webhooks.NewID(), true, created, created
-		e.Secret = "whsec_" + fmt.Sprintf("%043d", len(e.URL))
-		must(t, e.Validate())
-		must(t, st.CreateEndpoint(ctx, e, &webhooks.AuditEntry{Actor: webhooks.Actor{Type: webhooks.ActorAdmin}}))
-		return e
+	uc := app.New(app.Config{Store: st, Now: func() time.Time { return created }})
+	admin := app.Admin()
+	var err2 error
+	d.account, err2 = uc.CreateAccount(ctx, admin, "Gestoría Ribera", "")
+	must(t, err2)
+	d.panaderia, err2 = uc.CreateCompany(ctx, admin, d.account.ID, "B12345674", "Panadería Sol SL")
+	must(t, err2)
+	d.talleres, err2 = uc.CreateCompany(ctx, admin, d.account.ID, "A58818501", "Talleres Norte SA")
+	must(t, err2)
+	endpoint := func(o app.Owner, url, description string, events ...string) *webhooks.Endpoint {
+		e, err := uc.CreateEndpoint(ctx, admin, o, app.EndpointInput{URL: url, EnabledEvents: events, Description: description})
+		must(t, err)
+		return e.Endpoint
 	}
-	d.firm = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeAccount, AccountID: d.account.ID,
-		URL: "https://hooks.gestoriaribera.es/factuarea", EnabledEvents: []string{"*"}, Description: "Accounting sync for every client"})
-	d.bakery = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeCompany, CompanyID: d.panaderia.ID,
-		URL: "https://erp.panaderiasol.es/webhooks/factuarea", EnabledEvents: []string{"invoice.*"}, Description: "ERP: invoices"})
-	d.workshop = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeCompany, CompanyID: d.talleres.ID,
-		URL: "https://api.talleresnorte.com/hooks/invoices", EnabledEvents: []string{"invoice.sent", "invoice.paid"}, Description: "Billing service"})
-	d.oldWorkshop = endpoint(&webhooks.Endpoint{Scope: webhooks.ScopeCompany, CompanyID: d.talleres.ID,
-		URL: "https://old.talleresnorte.com/webhook", EnabledEvents: []string{"invoice.voided"}, Description: "Old billing service", Status: webhooks.EndpointDisabled})
+	d.firm = endpoint(app.AccountOwner(d.account.ID), "https://hooks.gestoriaribera.es/factuarea", "Accounting sync for every client", "*")
+	d.bakery = endpoint(app.CompanyOwner(d.panaderia.ID), "https://erp.panaderiasol.es/webhooks/factuarea", "ERP: invoices", "invoice.*")
+	d.workshop = endpoint(app.CompanyOwner(d.talleres.ID), "https://api.talleresnorte.com/hooks/invoices", "Billing service", "invoice.sent", "invoice.paid")
+	d.oldWorkshop = endpoint(app.CompanyOwner(d.talleres.ID), "https://old.talleresnorte.com/webhook", "Old billing service", "invoice.voided")
+	disabled := webhooks.EndpointDisabled
+	_, err2 = uc.UpdateEndpoint(ctx, admin, app.EndpointRef{ID: d.oldWorkshop.ID}, webhooks.EndpointUpdate{Status: &disabled})
+	must(t, err2)
 
 	// A day of events, every 20 minutes, alternating the companies.
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -11,27 +10,19 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// CreateAccount implements webhooks.Store.
-func (s *Store) CreateAccount(ctx context.Context, a *webhooks.Account) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if a.ProvisionedBy != "" {
-			p, err := findAccount(ctx, tx, a.ProvisionedBy)
-			if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is not an account.", a.ProvisionedBy)
-			} else if err != nil {
-				return err
-			}
-			if p.Managed() {
-				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is itself a managed account: managed accounts cannot provision others.", a.ProvisionedBy)
-			}
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES ($1, $2, $3, $4)`,
-			a.ID, a.Name, nullString(a.ProvisionedBy), ts(a.Created))
-		return err
-	})
+// InsertAccount implements app.Tx.
+func (t *txn) InsertAccount(ctx context.Context, a *webhooks.Account) error {
+	_, err := t.Exec(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES ($1, $2, $3, $4)`,
+		a.ID, a.Name, nullString(a.ProvisionedBy), ts(a.Created))
+	return err
 }
 
-// FindAccount implements webhooks.Store.
+// FindAccount implements app.Tx.
+func (t *txn) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
+	return findAccount(ctx, t, id)
+}
+
+// FindAccount implements app.Store.
 func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	return read(findAccount(ctx, s.pool, id))
 }
@@ -54,38 +45,29 @@ func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, 
 	return &a, nil
 }
 
-// CreateAPIKey implements webhooks.Store.
-func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := findAccount(ctx, tx, k.AccountID); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES ($1, $2, $3, $4)`,
-			k.ID, k.AccountID, k.Hash, ts(k.Created)); err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, k.AccountID, webhooks.AuditAPIKeyCreated, webhooks.TargetAPIKey, k.ID, k.Created)
-	})
+// InsertAPIKey implements app.Tx.
+func (t *txn) InsertAPIKey(ctx context.Context, k *webhooks.APIKey) error {
+	_, err := t.Exec(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES ($1, $2, $3, $4)`,
+		k.ID, k.AccountID, k.Hash, ts(k.Created))
+	return err
 }
 
-// RevokeAPIKey implements webhooks.Store.
-func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, now time.Time, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if !webhooks.ValidID(accountID) || !webhooks.ValidID(keyID) {
-			return notFound("api key")
-		}
-		tag, err := tx.Exec(ctx, `DELETE FROM api_keys WHERE id = $1 AND account_id = $2`, keyID, accountID)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return notFound("api key")
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, now)
-	})
+// DeleteAPIKey implements app.Tx.
+func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
+	if !webhooks.ValidID(accountID) || !webhooks.ValidID(keyID) {
+		return notFound("api key")
+	}
+	tag, err := t.Exec(ctx, `DELETE FROM api_keys WHERE id = $1 AND account_id = $2`, keyID, accountID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound("api key")
+	}
+	return nil
 }
 
-// FindAPIKey implements webhooks.Store.
+// FindAPIKey implements app.Store.
 func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
 	var k webhooks.APIKey
 	var created pgtype.Timestamptz
@@ -100,36 +82,34 @@ func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, 
 	return &k, nil
 }
 
-// CreateCompany implements webhooks.Store.
-func (s *Store) CreateCompany(ctx context.Context, c *webhooks.Company) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := findAccount(ctx, tx, c.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-			return webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", c.AccountID)
-		} else if err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES ($1, $2, $3, $4, $5)`,
-			c.ID, c.AccountID, c.NIF, c.Name, ts(c.Created))
-		if isUniqueViolation(err, "companies_nif_key") {
-			return webhooks.Errorf(webhooks.ENIFTAKEN, "NIF %s already belongs to a company.", c.NIF)
-		}
-		return err
-	})
+// InsertCompany implements app.Tx.
+func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
+	_, err := t.Exec(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES ($1, $2, $3, $4, $5)`,
+		c.ID, c.AccountID, c.NIF, c.Name, ts(c.Created))
+	if isUniqueViolation(err, "companies_nif_key") {
+		return webhooks.NIFTaken(c.NIF)
+	}
+	return err
 }
 
-// FindCompany implements webhooks.Store.
+// FindCompany implements app.Tx.
+func (t *txn) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
+	return findCompany(ctx, t, id)
+}
+
+// FindCompany implements app.Store.
 func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
 	return read(findCompany(ctx, s.pool, id))
 }
 
-// ListCompanies implements webhooks.Store.
+// ListCompanies implements app.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols}
 	q.whereID("account_id", accountID)
 	return read(list(ctx, s.pool, q, p, scanCompany))
 }
 
-// ListAccountCompanies implements webhooks.Store.
+// ListAccountCompanies implements app.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
 	if !webhooks.ValidID(accountID) {
 		return nil, nil

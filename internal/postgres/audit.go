@@ -2,30 +2,11 @@ package postgres
 
 import (
 	"context"
-	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
 )
-
-// insertAudit records a succeeded change described by base (its actor), in
-// the transaction that makes the change. A nil base records nothing.
-func insertAudit(ctx context.Context, tx pgx.Tx, base *webhooks.AuditEntry, accountID, action, targetType, targetID string, now time.Time) error {
-	if base == nil {
-		return nil
-	}
-	e := *base
-	e.AccountID, e.Action, e.TargetType, e.TargetID = accountID, action, targetType, targetID
-	if e.Outcome == "" {
-		e.Outcome = webhooks.AuditSucceeded
-	}
-	if e.Created.IsZero() {
-		e.Created = now
-	}
-	return writeAudit(ctx, tx, &e)
-}
 
 func writeAudit(ctx context.Context, q querier, e *webhooks.AuditEntry) error {
 	if e.ID == "" {
@@ -37,12 +18,12 @@ func writeAudit(ctx context.Context, q querier, e *webhooks.AuditEntry) error {
 	return err
 }
 
-// RecordAudit implements webhooks.Store.
-func (s *Store) RecordAudit(ctx context.Context, e *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error { return writeAudit(ctx, tx, e) })
+// InsertAudit implements app.Tx.
+func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
+	return writeAudit(ctx, t, e)
 }
 
-// ListAudit implements webhooks.Store.
+// ListAudit implements app.Store.
 func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 	q := listQuery{
 		table: "audit_log",

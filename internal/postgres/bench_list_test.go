@@ -60,7 +60,7 @@ func BenchmarkLists(b *testing.B) {
 			if rows > 100_000 && testing.Short() {
 				b.Skip("a million rows: not with -short")
 			}
-			storetest.Benchmark(b, func(b *testing.B) webhooks.Store {
+			storetest.Benchmark(b, func(b *testing.B) storetest.Store {
 				return analyzed{bulkStore{MustOpenFresh(b)}}
 			}, rows)
 		})

@@ -25,7 +25,7 @@ const (
 	claimChunk = 200
 )
 
-// ClaimDeliveries implements webhooks.Store.
+// ClaimDeliveries implements delivery.Queue.
 //
 // FOR UPDATE SKIP LOCKED makes concurrent claimers, in this process or
 // another, take disjoint rows without waiting for each other; a row whose
@@ -242,7 +242,7 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 	})
 }
 
-// RecordAttempts implements webhooks.Store.
+// RecordAttempts implements delivery.Queue.
 //
 // Two statements record the whole batch. The first locks the deliveries in
 // id order, then their queue rows: the order every statement that changes
@@ -359,7 +359,7 @@ func validText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// ReleaseClaims implements webhooks.Store. A released delivery is due
+// ReleaseClaims implements delivery.Queue. A released delivery is due
 // again at once; one that ended during the attempt (its endpoint was
 // disabled or deleted) leaves the queue.
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
@@ -367,7 +367,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	if len(ids) == 0 {
 		return nil
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
+	return s.inTx(ctx, func(tx *txn) error {
 		_, err := tx.Exec(ctx, `WITH l AS (
 				SELECT delivery_id, due FROM queue WHERE lease_token = $1 AND delivery_id = ANY ($2::uuid[]) ORDER BY delivery_id FOR UPDATE
 			), ended AS (
@@ -379,7 +379,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	})
 }
 
-// NextScheduled implements webhooks.Store.
+// NextScheduled implements delivery.Queue.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT min(due) FROM queue
@@ -388,4 +388,11 @@ func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, er
 		return read(time.Time{}, err)
 	}
 	return next.UTC(), nil
+}
+
+func cmpCreated(at time.Time, aID string, bt time.Time, bID string) int {
+	if c := at.Compare(bt); c != 0 {
+		return c
+	}
+	return strings.Compare(aID, bID)
 }

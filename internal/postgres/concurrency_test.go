@@ -5,9 +5,9 @@ import (
 	"io/fs"
 	"sync"
 	"testing"
-	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // TestOpen_Concurrent opens one empty schema from several processes' worth
@@ -131,7 +131,7 @@ func TestStore_CreateCompany_ConcurrentNIF(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = s.CreateCompany(t.Context(), &webhooks.Company{ID: webhooks.NewID(), AccountID: a.ID, NIF: "B12345678", Name: "Twin", Created: t0})
+			_, errs[i] = useCases(s).CreateCompany(t.Context(), app.Admin(), a.ID, "B12345674", "Twin")
 		})
 	}
 	wg.Wait()
@@ -169,7 +169,7 @@ func TestStore_UpdateEndpoint_DisableRacesRegister(t *testing.T) {
 			})
 		}
 		disabled := webhooks.EndpointDisabled
-		if _, err := s1.UpdateEndpoint(t.Context(), ep.ID, &webhooks.EndpointUpdate{Status: &disabled}, t0.Add(time.Second), nil); err != nil {
+		if _, err := useCases(s1).UpdateEndpoint(t.Context(), app.Admin(), app.EndpointRef{ID: ep.ID}, webhooks.EndpointUpdate{Status: &disabled}); err != nil {
 			t.Fatal(err)
 		}
 		wg.Wait()

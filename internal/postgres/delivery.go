@@ -157,7 +157,7 @@ func findDelivery(ctx context.Context, q querier, id, lock string) (*webhooks.De
 	return d, err
 }
 
-// FindDelivery implements webhooks.Store.
+// FindDelivery implements app.Store.
 func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
 	return read(s.findDelivery(ctx, id))
 }
@@ -212,7 +212,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 	return d, nil
 }
 
-// ListDeliveries implements webhooks.Store.
+// ListDeliveries implements app.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
 	q := listQuery{table: "deliveries", cols: deliveryCols}
 	q.whereID("endpoint_id", f.EndpointID)
@@ -226,7 +226,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	return read(list(ctx, s.pool, q, p, scanDelivery))
 }
 
-// CountDeliveries implements webhooks.Store. Listing every state lets the
+// CountDeliveries implements app.Store. Listing every state lets the
 // endpoint's status index answer alone, without reading the deliveries.
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
 	if len(endpointIDs) == 0 {
@@ -241,7 +241,7 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 		GROUP BY 1, 2, 3`, uuids(endpointIDs), ts(since), bucket.Milliseconds(), webhooks.DeliveryStatuses))
 }
 
-// ListEventDeliveries implements webhooks.Store.
+// ListEventDeliveries implements app.Store.
 func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error) {
 	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
 		return nil, nil
@@ -251,38 +251,25 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 		ORDER BY created, id`, uuids(eventIDs), uuids(endpointIDs)))
 }
 
-// resendable loads what a manual resend of delivery id checks, in tx, and
-// locks it: the endpoint FOR SHARE (it may not be disabled until commit),
-// then the delivery FOR UPDATE (two resends of one delivery take turns, and
-// the second finds it pending). Endpoint before delivery is the order
-// UpdateEndpoint takes them in.
-func resendable(ctx context.Context, tx pgx.Tx, id, action string, now time.Time) (*webhooks.Delivery, *webhooks.Endpoint, error) {
-	d, err := findDelivery(ctx, tx, id, noLock)
-	if err != nil {
-		return nil, nil, err
+// InsertDeliveries implements app.Tx. Pending deliveries wake the other
+// processes' workers once the transaction commits.
+func (t *txn) InsertDeliveries(ctx context.Context, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
+	out, err := insertDeliveries(ctx, t, ds)
+	if slices.ContainsFunc(out, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
+		t.notify = true
 	}
-	ep, err := findEndpoint(ctx, tx, d.EndpointID, forShare)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d, err = findDelivery(ctx, tx, id, forUpdate); err != nil {
-		return nil, nil, err
-	}
-	var created time.Time
-	if err := tx.QueryRow(ctx, `SELECT created FROM events WHERE id = $1`, d.EventID).Scan(&created); err != nil {
-		return nil, nil, err
-	}
-	if err := webhooks.CheckResend(action, ep, d, created, now); err != nil {
-		return nil, nil, err
-	}
-	return d, ep, nil
+	return out, err
 }
 
-// rearm makes deliveries (locked by the caller) pending for one manual
-// attempt now, and returns them. A claim still held on one (its endpoint
-// was disabled during an attempt) is dropped: that attempt records nothing.
-func rearm(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
-	rows, err := tx.Query(ctx, `WITH u AS (
+// LockDelivery implements app.Tx: FOR UPDATE.
+func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
+	return findDelivery(ctx, t, id, forUpdate)
+}
+
+// Rearm implements app.Tx. The deliveries are locked by the caller (see
+// RecoverCandidates and LockDelivery).
+func (t *txn) Rearm(ctx context.Context, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
+	rows, err := t.Query(ctx, `WITH u AS (
 			UPDATE deliveries SET status = 'pending', reason = NULL, next_attempt_at = $1, manual = true, updated = $1
 			WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols+`
 		), queued AS (
@@ -294,149 +281,39 @@ func rearm(ctx context.Context, tx pgx.Tx, ids []string, now time.Time) ([]*webh
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, collectDelivery)
-}
-
-// replay returns a new delivery of d's event with d's body, for one manual
-// attempt now. replay_of names the original, also when d is a replay.
-func replay(d *webhooks.Delivery, now time.Time) *webhooks.Delivery {
-	r := &webhooks.Delivery{
-		ID: webhooks.NewID(), EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
-		Relationship: d.Relationship, ReplayOf: d.ID, Status: webhooks.DeliveryPending, NextAttemptAt: now,
-		Manual: true, Body: d.Body, Created: now, Updated: now,
+	ds, err := pgx.CollectRows(rows, collectDelivery)
+	if err != nil {
+		return nil, err
 	}
-	if d.ReplayOf != "" {
-		r.ReplayOf = d.ReplayOf
+	if len(ds) != len(ids) {
+		return nil, notFound("webhook delivery")
 	}
-	return r
+	t.notify = true
+	return ds, nil
 }
 
-// RetryDelivery implements webhooks.Store.
-func (s *Store) RetryDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
-	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		_, ep, err := resendable(ctx, tx, id, webhooks.ActionRetry, now)
-		if err != nil {
-			return err
-		}
-		ds, err := rearm(ctx, tx, []string{id}, now)
-		if err != nil {
-			return err
-		}
-		out = ds[0]
-		if err := insertAudit(ctx, tx, audit, ep.AccountID, webhooks.AuditDeliveryRetried, webhooks.TargetDelivery, id, now); err != nil {
-			return err
-		}
-		notifyOnCommit(tx)
-		return nil
-	})
-	return out, err
-}
-
-// ReplayDelivery implements webhooks.Store.
-func (s *Store) ReplayDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
-	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		d, ep, err := resendable(ctx, tx, id, webhooks.ActionReplay, now)
-		if err != nil {
-			return err
-		}
-		out = replay(d, now)
-		if _, err := insertDeliveries(ctx, tx, []*webhooks.Delivery{out}); err != nil {
-			return err
-		}
-		accountID, err := endpointAccount(ctx, tx, ep)
-		if err != nil {
-			return err
-		}
-		if err := insertAudit(ctx, tx, audit, accountID, webhooks.AuditDeliveryReplayed, webhooks.TargetDelivery, out.ID, now); err != nil {
-			return err
-		}
-		notifyOnCommit(tx)
-		return nil
-	})
-	return out, err
-}
-
-// Recover implements webhooks.Store.
-func (s *Store) Recover(ctx context.Context, endpointID string, since, until, now time.Time, audit *webhooks.AuditEntry) (int, error) {
-	count := 0
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		// FOR UPDATE: two recoveries of one endpoint take turns, and the
-		// second finds the first's retries pending and its replays newer;
-		// and the endpoint cannot be disabled until this commits.
-		ep, err := findEndpoint(ctx, tx, endpointID, forUpdate)
-		if err != nil {
-			return err
-		}
-		if !ep.Enabled() {
-			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before recovering its deliveries.")
-		}
-		action := webhooks.ResendAction(ep.Scope)
-		window := webhooks.RetryWindow
-		if action == webhooks.ActionReplay {
-			window = webhooks.ReplayWindow
-		}
-		// The failed deliveries in range whose event is inside the window,
-		// is not a test, and has no newer delivery on this endpoint (a replay
-		// of a replay would send the event twice more). Locked in id order,
-		// like every multi-row change of deliveries; an attempt recorded
-		// meanwhile (a success ends a delivery the disable had failed) takes
-		// it out of the set.
-		rows, err := tx.Query(ctx, `SELECT `+prefixed("d", deliveryCols)+` FROM deliveries d JOIN events e ON e.id = d.event_id
-			WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.status IN ('failed', 'failed_permanently')
-			AND NOT e.test AND e.created > $4
-			AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
-				AND (n.created, n.id) > (d.created, d.id))
-			ORDER BY d.id
-			FOR UPDATE OF d`,
-			endpointID, ts(since), ts(until), ts(now.Add(-window)))
-		if err != nil {
-			return err
-		}
-		ds, err := pgx.CollectRows(rows, collectDelivery)
-		if err != nil {
-			return err
-		}
-		if len(ds) > 0 {
-			if action == webhooks.ActionRetry {
-				ids := make([]string, len(ds))
-				for i, d := range ds {
-					ids[i] = d.ID
-				}
-				if _, err := rearm(ctx, tx, ids, now); err != nil {
-					return err
-				}
-			} else {
-				// Replays are created in the order of their originals.
-				slices.SortFunc(ds, func(a, b *webhooks.Delivery) int {
-					return cmpCreated(a.Created, a.ID, b.Created, b.ID)
-				})
-				rs := make([]*webhooks.Delivery, len(ds))
-				for i, d := range ds {
-					rs[i] = replay(d, now)
-				}
-				if _, err := insertDeliveries(ctx, tx, rs); err != nil {
-					return err
-				}
-			}
-			notifyOnCommit(tx)
-		}
-		count = len(ds)
-		accountID, err := endpointAccount(ctx, tx, ep)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, endpointID, now)
-	})
-	return count, err
-}
-
-func cmpCreated(at time.Time, aID string, bt time.Time, bID string) int {
-	if c := at.Compare(bt); c != 0 {
-		return c
+// RecoverCandidates implements app.Tx. The deliveries are locked in id
+// order, like every multi-row change of deliveries; an attempt recorded
+// meanwhile (a success ends a delivery the disable had failed) takes one
+// out of the set.
+func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error) {
+	if !webhooks.ValidID(f.EndpointID) || len(f.Statuses) == 0 {
+		return nil, nil
 	}
-	return strings.Compare(aID, bID)
+	return queryAll(ctx, t, func(r scanner) (webhooks.RecoverCandidate, error) {
+		var s deliveryScan
+		var c webhooks.RecoverCandidate
+		var created pgtype.Timestamptz
+		err := r.Scan(append(s.dest(), &created, &c.EventTest)...)
+		c.Delivery, c.EventCreated = s.delivery(), fromTS(created)
+		return c, err
+	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.status = ANY ($4::text[])
+		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
+			AND (n.created, n.id) > (d.created, d.id))
+		ORDER BY d.id
+		FOR UPDATE OF d`,
+		f.EndpointID, ts(f.CreatedGTE), ts(f.CreatedLT), f.Statuses)
 }
 
 // prefixed qualifies a column list with a table alias.

@@ -78,76 +78,75 @@ func findEndpoint(ctx context.Context, q querier, id, lock string) (*webhooks.En
 	return e, err
 }
 
-// endpointOwner returns the company or account an endpoint belongs to: the
-// key of the lock that orders its changes against event routing.
-func endpointOwner(e *webhooks.Endpoint) string {
-	if e.Scope == webhooks.ScopeCompany {
-		return e.CompanyID
-	}
-	return e.AccountID
+// InsertEndpoint implements app.Tx.
+func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
+	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, e.EnabledEvents, relationshipsText(e.Relationships),
+		e.APIVersion, e.Livemode, e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
+		ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated))
+	return err
 }
 
-// lockEndpointForChange finds an endpoint that tx is about to change, after
-// taking the exclusive lock on its owner that RegisterEvent takes shared:
-// an event is routed either before the change (and a delivery it creates
-// pending is ended by it) or after it (and sees it), never on a stale read.
-func lockEndpointForChange(ctx context.Context, tx pgx.Tx, id string) (*webhooks.Endpoint, error) {
-	e, err := findEndpoint(ctx, tx, id, noLock)
-	if err != nil {
-		return nil, err
-	}
-	if err := lockExclusive(ctx, tx, lockOwner, endpointOwner(e)); err != nil {
-		return nil, err
-	}
-	return findEndpoint(ctx, tx, id, forUpdate)
+// LockRoutes implements app.Tx: the exclusive side of the owner's advisory
+// lock, which RegisterEvent takes shared before it reads the endpoints.
+// Advisory locks live in memory: the hot path writes nothing for them,
+// unlike FOR SHARE on the endpoint rows.
+func (t *txn) LockRoutes(ctx context.Context, ownerID string) error {
+	return lockExclusive(ctx, t, lockOwner, ownerID)
 }
 
-// endpointAccount returns the account an endpoint's changes are audited
-// under: its own, or its company's.
-func endpointAccount(ctx context.Context, q querier, e *webhooks.Endpoint) (string, error) {
-	if e.Scope == webhooks.ScopeAccount {
-		return e.AccountID, nil
-	}
-	c, err := findCompany(ctx, q, e.CompanyID)
-	if err != nil {
-		return "", err
-	}
-	return c.AccountID, nil
+// LockEndpoint implements app.Tx: FOR UPDATE.
+func (t *txn) LockEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
+	return findEndpoint(ctx, t, id, forUpdate)
 }
 
-// CreateEndpoint implements webhooks.Store.
-func (s *Store) CreateEndpoint(ctx context.Context, e *webhooks.Endpoint, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		var accountID string
-		if e.Scope == webhooks.ScopeCompany {
-			c, err := findCompany(ctx, tx, e.CompanyID)
-			if err != nil {
-				return err
-			}
-			accountID = c.AccountID
-		} else {
-			if _, err := findAccount(ctx, tx, e.AccountID); err != nil {
-				return err
-			}
-			accountID = e.AccountID
-		}
-		_, err := tx.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-			e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, e.EnabledEvents, relationshipsText(e.Relationships),
-			e.APIVersion, e.Livemode, e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
-			ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated))
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointCreated, webhooks.TargetEndpoint, e.ID, e.Created)
-	})
+// ShareEndpoint implements app.Tx: FOR SHARE.
+func (t *txn) ShareEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
+	return findEndpoint(ctx, t, id, forShare)
 }
 
-// FindEndpoint implements webhooks.Store.
+// UpdateEndpoint implements app.Tx.
+func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
+	_, err := t.Exec(ctx, `UPDATE endpoints SET url = $1, enabled_events = $2, relationships = $3, api_version = $4,
+		description = $5, status = $6, secret = $7, previous_secret = $8, previous_secret_expires = $9, updated = $10 WHERE id = $11`,
+		e.URL, e.EnabledEvents, relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
+		e.Secret, nullString(e.PreviousSecret), ts(e.PreviousSecretExpires), ts(e.Updated), e.ID)
+	return err
+}
+
+// DeleteEndpoint implements app.Tx.
+func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) error {
+	_, err := t.Exec(ctx, `UPDATE endpoints SET deleted = $1, updated = $1, secret = '', previous_secret = NULL WHERE id = $2`, ts(now), id)
+	return err
+}
+
+// EndPending implements app.Tx: the endpoint's pending deliveries end, and
+// leave the work queue; a claimed one keeps its claim, without a due time,
+// so that its attempt still records when it ends (see RecordAttempts). The
+// rows are locked in id order, deliveries first, as every statement that
+// changes several deliveries locks them, so that two such statements
+// cannot deadlock.
+func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
+	var b pgx.Batch
+	b.Queue(`UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, updated = $3
+		FROM (SELECT id FROM deliveries WHERE endpoint_id = $4 AND status = 'pending' ORDER BY id FOR UPDATE) l
+		WHERE d.id = l.id AND d.status = 'pending'`,
+		webhooks.DeliveryFailed, reason, ts(now), endpointID)
+	// A claim committed while these wait for its row is seen by the next
+	// statement (each statement reads what committed before it).
+	b.Queue(`DELETE FROM queue q USING (
+			SELECT delivery_id FROM queue WHERE endpoint_id = $1 ORDER BY delivery_id FOR UPDATE) l
+		WHERE q.delivery_id = l.delivery_id AND (q.lease_expires IS NULL OR q.lease_expires <= $2)`, endpointID, ts(now))
+	b.Queue(`UPDATE queue SET due = NULL, parked = false WHERE endpoint_id = $1`, endpointID)
+	return t.SendBatch(ctx, &b).Close()
+}
+
+// FindEndpoint implements app.Store.
 func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return read(findEndpoint(ctx, s.pool, id, noLock))
 }
 
-// ListEndpoints implements webhooks.Store.
+// ListEndpoints implements app.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
 	q := listQuery{table: "endpoints", cols: endpointCols}
 	if f.CompanyID != "" {
@@ -160,7 +159,7 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	return read(list(ctx, s.pool, q, p, scanEndpoint))
 }
 
-// ListAccountEndpoints implements webhooks.Store.
+// ListAccountEndpoints implements app.Store.
 func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
 	if !webhooks.ValidID(accountID) {
 		return nil, nil
@@ -168,116 +167,4 @@ func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*
 	return read(queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints
 		WHERE deleted IS NULL AND (account_id = $1 OR company_id IN (SELECT id FROM companies WHERE account_id = $1))
 		ORDER BY created, id`, accountID))
-}
-
-// UpdateEndpoint implements webhooks.Store.
-func (s *Store) UpdateEndpoint(ctx context.Context, id string, u *webhooks.EndpointUpdate, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Endpoint, error) {
-	var out *webhooks.Endpoint
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		old, err := lockEndpointForChange(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		e := *old
-		e.EnabledEvents = append([]string(nil), old.EnabledEvents...)
-		e.Relationships = append([]webhooks.Relationship(nil), old.Relationships...)
-		if err := u.Apply(&e); err != nil {
-			return err
-		}
-		e.Updated = now
-		if _, err := tx.Exec(ctx, `UPDATE endpoints SET url = $1, enabled_events = $2, relationships = $3, api_version = $4,
-			description = $5, status = $6, updated = $7 WHERE id = $8`,
-			e.URL, e.EnabledEvents, relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status, ts(now), id); err != nil {
-			return err
-		}
-		accountID, err := endpointAccount(ctx, tx, &e)
-		if err != nil {
-			return err
-		}
-		for _, action := range webhooks.EndpointChangeActions(old, &e) {
-			if err := insertAudit(ctx, tx, audit, accountID, action, webhooks.TargetEndpoint, id, now); err != nil {
-				return err
-			}
-		}
-		if old.Enabled() && !e.Enabled() {
-			if err := endPending(ctx, tx, id, webhooks.ReasonEndpointDisabled, now); err != nil {
-				return err
-			}
-		}
-		out = &e
-		return nil
-	})
-	return out, err
-}
-
-// endPending ends an endpoint's pending deliveries failed with reason, and
-// takes them out of the work queue; a claimed one keeps its claim, without
-// a due time, so that its attempt still records when it ends (see
-// RecordAttempts). The rows are locked in id order, deliveries first, as
-// every statement that changes several deliveries locks them, so that two
-// such statements cannot deadlock.
-func endPending(ctx context.Context, tx pgx.Tx, endpointID, reason string, now time.Time) error {
-	var b pgx.Batch
-	b.Queue(`UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, updated = $3
-		FROM (SELECT id FROM deliveries WHERE endpoint_id = $4 AND status = 'pending' ORDER BY id FOR UPDATE) l
-		WHERE d.id = l.id AND d.status = 'pending'`,
-		webhooks.DeliveryFailed, reason, ts(now), endpointID)
-	// A claim committed while these wait for its row is seen by the next
-	// statement (each statement reads what committed before it).
-	b.Queue(`DELETE FROM queue q USING (
-			SELECT delivery_id FROM queue WHERE endpoint_id = $1 ORDER BY delivery_id FOR UPDATE) l
-		WHERE q.delivery_id = l.delivery_id AND (q.lease_expires IS NULL OR q.lease_expires <= $2)`, endpointID, ts(now))
-	b.Queue(`UPDATE queue SET due = NULL, parked = false WHERE endpoint_id = $1`, endpointID)
-	return tx.SendBatch(ctx, &b).Close()
-}
-
-// DeleteEndpoint implements webhooks.Store.
-func (s *Store) DeleteEndpoint(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		e, err := lockEndpointForChange(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		accountID, err := endpointAccount(ctx, tx, e)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `UPDATE endpoints SET deleted = $1, updated = $1, secret = '', previous_secret = NULL WHERE id = $2`, ts(now), id); err != nil {
-			return err
-		}
-		if err := endPending(ctx, tx, id, webhooks.ReasonEndpointDeleted, now); err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointDeleted, webhooks.TargetEndpoint, id, now)
-	})
-}
-
-// RotateSecret implements webhooks.Store.
-func (s *Store) RotateSecret(ctx context.Context, id, secret string, previousExpires, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Endpoint, error) {
-	var out *webhooks.Endpoint
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		// FOR UPDATE: two rotations at once must chain (the second keeps
-		// the first's new secret as its previous one), not both keep the
-		// same old one and lose a secret that was handed out.
-		e, err := findEndpoint(ctx, tx, id, forUpdate)
-		if err != nil {
-			return err
-		}
-		e.PreviousSecret, e.PreviousSecretExpires = e.Secret, previousExpires
-		if !previousExpires.After(now) {
-			e.PreviousSecret, e.PreviousSecretExpires = "", time.Time{}
-		}
-		e.Secret, e.Updated = secret, now
-		if _, err := tx.Exec(ctx, `UPDATE endpoints SET secret = $1, previous_secret = $2, previous_secret_expires = $3, updated = $4 WHERE id = $5`,
-			e.Secret, nullString(e.PreviousSecret), ts(e.PreviousSecretExpires), ts(now), id); err != nil {
-			return err
-		}
-		accountID, err := endpointAccount(ctx, tx, e)
-		if err != nil {
-			return err
-		}
-		out = e
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, id, now)
-	})
-	return out, err
 }

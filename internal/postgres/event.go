@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"slices"
@@ -39,12 +38,12 @@ func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, erro
 	return e, err
 }
 
-// FindEvent implements webhooks.Store.
+// FindEvent implements app.Store.
 func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, error) {
 	return read(findEvent(ctx, s.pool, id))
 }
 
-// ListEvents implements webhooks.Store.
+// ListEvents implements app.Store.
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
 	q := listQuery{table: "events", cols: eventCols, conds: []string{"NOT test"}}
 	if f.CompanyID != "" {
@@ -198,9 +197,9 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 // queueCandidates queues in b the reads of what registering ev needs: the
 // Idempotency-Key, ev's account (filled from its company), and the
 // endpoints it may reach. Once b is sent, the returned function checks them
-// and sorts the endpoints, or sets *repeat to the first event's id when the
-// key repeats a recent request.
-func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.IdempotencyKey, repeat *string) func() (webhooks.Candidates, error) {
+// and sorts the endpoints, or sets *firstID to the first event's id when
+// the key repeats a recent request.
+func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.IdempotencyKey, firstID *string) func() (webhooks.Candidates, error) {
 	var c webhooks.Candidates
 	var hash []byte
 	var keyEvent string
@@ -257,23 +256,21 @@ func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.Idempotency
 			return err
 		})
 	return func() (webhooks.Candidates, error) {
-		if keyFound && key.Created.Sub(fromTS(keyCreated)) < webhooks.IdempotencyWindow {
-			if !bytes.Equal(hash, key.RequestHash) {
-				return c, webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+		if keyFound {
+			repeat, err := key.Repeats(&webhooks.IdempotencyKey{Key: key.Key, RequestHash: hash, Created: fromTS(keyCreated)})
+			if err != nil {
+				return c, err
 			}
-			*repeat = keyEvent
-			return c, nil
+			if repeat {
+				*firstID = keyEvent
+				return c, nil
+			}
 		}
-		if ev.CompanyID != "" {
-			if !companyAccount.Valid {
-				return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
-			}
-			if ev.AccountID != "" && ev.AccountID != companyAccount.String {
-				return c, webhooks.Errorf(webhooks.EUNPROCESSABLE, "company %s does not belong to account %s.", ev.CompanyID, ev.AccountID)
-			}
+		if err := ev.Attribute(companyAccount.String); err != nil {
+			return c, err
 		}
 		if !account.Valid {
-			return c, webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", ev.AccountID)
+			return c, ev.UnknownAccount()
 		}
 		ev.AccountID = account.String
 		for _, e := range endpoints {
@@ -308,38 +305,14 @@ func optionalID(id string) any {
 	return id
 }
 
-// SendTestEvent implements webhooks.Store.
-func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
-	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		ep, err := findEndpoint(ctx, tx, endpointID, forShare)
-		if err != nil {
-			return err
-		}
-		if !ep.Enabled() {
-			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before sending a test event.")
-		}
-		accountID, err := endpointAccount(ctx, tx, ep)
-		if err != nil {
-			return err
-		}
-		ev := webhooks.NewTestEvent(ep, accountID, now)
-		d, err := webhooks.NewDelivery(ev, ep, now)
-		if err != nil {
-			return err
-		}
-		var b pgx.Batch
-		queueEvents(&b, []*webhooks.Event{ev}, nil)
-		queueDeliveries(&b, []*webhooks.Delivery{d})
-		if err := tx.SendBatch(ctx, &b).Close(); err != nil {
-			return err
-		}
-		out = d
-		if err := insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, endpointID, now); err != nil {
-			return err
-		}
-		notifyOnCommit(tx)
-		return nil
-	})
-	return out, err
+// InsertEvent implements app.Tx.
+func (t *txn) InsertEvent(ctx context.Context, ev *webhooks.Event) error {
+	var b pgx.Batch
+	queueEvents(&b, []*webhooks.Event{ev}, nil)
+	return t.SendBatch(ctx, &b).Close()
+}
+
+// FindEvent implements app.Tx.
+func (t *txn) FindEvent(ctx context.Context, id string) (*webhooks.Event, error) {
+	return findEvent(ctx, t, id)
 }

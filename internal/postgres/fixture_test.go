@@ -7,6 +7,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // t0 is the tests' clock: a fixed time with no sub-millisecond part.
@@ -14,10 +15,15 @@ var t0 = time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
 
 var serial atomic.Int64
 
+// useCases are the use cases on s, at t0.
+func useCases(s *Store) *app.App {
+	return app.New(app.Config{Store: s, Now: func() time.Time { return t0 }})
+}
+
 func mustAccount(tb testing.TB, s *Store) *webhooks.Account {
 	tb.Helper()
-	a := &webhooks.Account{ID: webhooks.NewID(), Name: fmt.Sprint("Account ", serial.Add(1)), Created: t0}
-	if err := s.CreateAccount(tb.Context(), a); err != nil {
+	a, err := useCases(s).CreateAccount(tb.Context(), app.Admin(), fmt.Sprint("Account ", serial.Add(1)), "")
+	if err != nil {
 		tb.Fatalf("CreateAccount: %v", err)
 	}
 	return a
@@ -25,26 +31,28 @@ func mustAccount(tb testing.TB, s *Store) *webhooks.Account {
 
 func mustCompany(tb testing.TB, s *Store, accountID string) *webhooks.Company {
 	tb.Helper()
-	c := &webhooks.Company{ID: webhooks.NewID(), AccountID: accountID, NIF: fmt.Sprintf("T%08d", serial.Add(1)), Name: "Company", Created: t0}
-	if err := s.CreateCompany(tb.Context(), c); err != nil {
+	c, err := useCases(s).CreateCompany(tb.Context(), app.Admin(), accountID, nifOf(serial.Add(1)), "Company")
+	if err != nil {
 		tb.Fatalf("CreateCompany: %v", err)
 	}
 	return c
 }
 
+// nifOf returns a valid DNI-based NIF for n.
+func nifOf(n int64) string {
+	n = 20_000_000 + n%10_000_000
+	return fmt.Sprintf("%08d%c", n, "TRWAGMYFPDXBNJZSQVHLCKE"[n%23])
+}
+
 func mustEndpoint(tb testing.TB, s *Store, companyID string) *webhooks.Endpoint {
 	tb.Helper()
-	e := &webhooks.Endpoint{
-		ID: webhooks.NewID(), Scope: webhooks.ScopeCompany, CompanyID: companyID, URL: "https://example.com/hook",
-		EnabledEvents: []string{"*"}, Livemode: true, Secret: "whsec_test", Created: t0, Updated: t0,
-	}
-	if err := e.Validate(); err != nil {
-		tb.Fatalf("Endpoint.Validate: %v", err)
-	}
-	if err := s.CreateEndpoint(tb.Context(), e, nil); err != nil {
+	e, err := useCases(s).CreateEndpoint(tb.Context(), app.Admin(), app.CompanyOwner(companyID), app.EndpointInput{
+		URL: "https://example.com/hook", EnabledEvents: []string{"*"},
+	})
+	if err != nil {
 		tb.Fatalf("CreateEndpoint: %v", err)
 	}
-	return e
+	return e.Endpoint
 }
 
 func newEvent(companyID string, created time.Time) *webhooks.Event {

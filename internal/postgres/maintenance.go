@@ -9,7 +9,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// QueueStats implements webhooks.Store. Parked deliveries are due too: they
+// QueueStats implements metrics.Queue. Parked deliveries are due too: they
 // wait for a free slot of their endpoint.
 func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error) {
 	var st webhooks.QueueStats
@@ -30,12 +30,12 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	return read(st, err)
 }
 
-// Purge implements webhooks.Store. One process purges at a time: the others
+// Purge implements service.Backend. One process purges at a time: the others
 // find the advisory lock taken and return at once. Each call is one short
 // transaction over at most limit events, so it holds no lock for long.
 func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (int, error) {
 	n := 0
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, func(tx *txn) error {
 		var mine bool
 		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, 0)`, lockPurge).Scan(&mine); err != nil || !mine {
 			return err

@@ -1,4 +1,4 @@
-// Package postgres implements webhooks.Store on PostgreSQL, with pgx.
+// Package postgres implements app.Store on PostgreSQL, with pgx.
 //
 // Unlike the SQLite store, any number of processes may share one database:
 // migrations run under an advisory lock, claims take due deliveries with
@@ -34,6 +34,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/groupcommit"
 )
 
@@ -63,7 +64,7 @@ const (
 // DefaultMaxConns is the pool size unless the URL sets pool_max_conns.
 const DefaultMaxConns = 16
 
-// Store is a webhooks.Store on PostgreSQL.
+// Store is the PostgreSQL backend.
 type Store struct {
 	pool   *pgxpool.Pool
 	log    *slog.Logger
@@ -78,8 +79,6 @@ type Store struct {
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
 	localRoom     atomic.Pointer[func() bool]           // see SetLocalWorkers
 }
-
-var _ webhooks.Store = (*Store)(nil)
 
 // Option configures Open.
 type Option func(*options)
@@ -221,12 +220,17 @@ func (s *Store) migrateFile(ctx context.Context, name string) error {
 	})
 }
 
+// InTx implements app.Store.
+func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+	return s.inTx(ctx, func(t *txn) error { return fn(t) })
+}
+
 // inTx runs fn in a transaction. Errors other than the domain's are wrapped
 // (and so reported as internal).
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	notify := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t := &notifyingTx{Tx: tx}
+		t := &txn{Tx: tx}
 		err := fn(t)
 		notify = t.notify
 		return err
@@ -333,23 +337,16 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// notifyOnCommit asks inTx to wake every process's workers once the
-// transaction commits.
+// txn is the transaction inTx hands out (and app.Tx's implementation): it
+// remembers whether a NOTIFY is due after its commit, which it is when the
+// transaction made deliveries due.
 //
 // The NOTIFY is not sent in the transaction: PostgreSQL serializes
 // committing transactions that notified on one lock held through their WAL
 // flush, which capped registration at one commit per fsync. The notifier
 // sends one NOTIFY, outside any transaction, for all the commits of the
 // last few milliseconds; this process's own engine is woken in-process.
-func notifyOnCommit(tx pgx.Tx) {
-	if t, ok := tx.(*notifyingTx); ok {
-		t.notify = true
-	}
-}
-
-// notifyingTx is the transaction inTx hands out: it remembers whether a
-// NOTIFY is due after its commit.
-type notifyingTx struct {
+type txn struct {
 	pgx.Tx
 	notify bool
 }

@@ -44,7 +44,7 @@ func MustOpenFresh(tb testing.TB) *Store {
 // TestStore runs the suite every backend passes, each leaf test on a
 // schema of its own.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) webhooks.Store { return MustOpenFresh(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Store { return MustOpenFresh(t) })
 }
 
 func TestOpen_SearchPathInURL(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// RegisterEvent implements webhooks.Store. Registrations are committed in
+// RegisterEvent implements app.Store. Registrations are committed in
 // groups (see groupcommit): concurrent registrations share one transaction,
 // its two round trips, its locks and its commit (see registerGroup), which
 // is most of what a registration costs on a busy machine.

@@ -76,16 +76,56 @@ type Config struct {
 	Recorded func([]*webhooks.AttemptRecord)
 }
 
+// Backend is a storage backend as the service runs it: what the use cases,
+// the delivery engine and the metrics each need of it, its purge, its
+// health check and its lifetime.
+type Backend interface {
+	app.Store
+	delivery.Queue
+	metrics.Queue
+	// Purge deletes up to limit events created before before, with their
+	// deliveries and attempts, skipping any event with a delivery that may
+	// still be attempted (pending); and the Idempotency-Keys older than
+	// webhooks.IdempotencyWindow at now. It returns how many events it
+	// deleted: call it again while that is limit. When another process is
+	// purging the same database, it returns 0 at once.
+	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the backend's resources.
+	Close() error
+}
+
+// Notifier is what a backend that several processes share tells them: when
+// another process made deliveries due.
+type Notifier interface {
+	// Listen calls wake whenever another process made deliveries due (and
+	// once it listens, and after every reconnection), until ctx ends.
+	Listen(ctx context.Context, wake func())
+	// SetLocalWorkers tells the backend that this process's workers take
+	// the work it makes due at once while hasRoom reports true, so that it
+	// wakes the other processes only for what they cannot take.
+	SetLocalWorkers(hasRoom func() bool)
+}
+
+// Both backends are complete; PostgreSQL's is shared by several processes.
+var (
+	_ Backend  = (*sqlite.Store)(nil)
+	_ Backend  = (*postgres.Store)(nil)
+	_ Notifier = (*postgres.Store)(nil)
+)
+
 // Service is the running service.
 type Service struct {
-	Store   webhooks.Store
+	Store   Backend
 	App     *app.App
 	Engine  *delivery.Engine
 	Handler http.Handler
 	Guard   *netguard.Guard
 	Metrics *metrics.Metrics
 
-	cfg Config
+	notifier Notifier // nil: no other process to hear from
+	cfg      Config
 }
 
 // Open opens the store and builds the service; Run starts it.
@@ -108,7 +148,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Lease != 0 && cfg.Lease <= cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout) {
 		return nil, fmt.Errorf("lease %s must exceed the attempt timeout", cfg.Lease)
 	}
-	store, err := openStore(ctx, cfg.Database, cfg.Logger)
+	store, notifier, err := openBackend(ctx, cfg.Database, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +159,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	guard := netguard.New(cfg.AllowNetworks, opts...)
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
-	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cfg: cfg}
+	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), notifier: notifier, cfg: cfg}
 	// Every attempt in flight may go to one host (a receiver with several
 	// endpoints, say): keep that many connections to it, or each attempt
 	// past the idle limit dials anew, and the sockets it leaves in
@@ -129,7 +169,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	transport.MaxIdleConnsPerHost = max(transport.MaxIdleConnsPerHost, concurrency)
 	transport.MaxIdleConns = max(transport.MaxIdleConns, concurrency)
 	s.Engine = delivery.New(delivery.Config{
-		Store:          store,
+		Queue:          store,
 		Client:         delivery.NewClient(transport),
 		Policy:         cfg.Policy,
 		AttemptTimeout: cfg.AttemptTimeout,
@@ -145,8 +185,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Metrics:        s.Metrics,
 		Recorded:       cfg.Recorded,
 	})
-	if pg, ok := store.(*postgres.Store); ok {
-		pg.SetLocalWorkers(s.Engine.HasRoom)
+	if notifier != nil {
+		notifier.SetLocalWorkers(s.Engine.HasRoom)
 	}
 	cfg.PublicURL = cmp.Or(cfg.PublicURL, "http://localhost:8080")
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -181,17 +221,26 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// openStore picks the backend from the database setting.
-func openStore(ctx context.Context, database string, logger *slog.Logger) (webhooks.Store, error) {
+// openBackend picks the backend from the database setting; a notifier
+// comes with the backends several processes share.
+func openBackend(ctx context.Context, database string, logger *slog.Logger) (Backend, Notifier, error) {
 	switch {
 	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
-		return postgres.Open(ctx, database, postgres.WithLogger(logger))
+		pg, err := postgres.Open(ctx, database, postgres.WithLogger(logger))
+		if err != nil {
+			return nil, nil, err
+		}
+		return pg, pg, nil
 	default:
 		path := strings.TrimPrefix(strings.TrimPrefix(database, "sqlite://"), "sqlite:")
 		if path == "" {
-			return nil, errors.New("database: a SQLite file path is required")
+			return nil, nil, errors.New("database: a SQLite file path is required")
 		}
-		return sqlite.Open(ctx, path)
+		st, err := sqlite.Open(ctx, path)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, nil, nil
 	}
 }
 
@@ -218,13 +267,13 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 		defer wg.Done()
 		s.Engine.Run(ctx)
 	}()
-	if pg, ok := s.Store.(*postgres.Store); ok {
+	if s.notifier != nil {
 		// Other processes' new deliveries wake this one's workers at once;
 		// the engine's poll stays the safety net.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pg.Listen(ctx, s.Engine.Wake)
+			s.notifier.Listen(ctx, s.Engine.Wake)
 		}()
 	}
 	wg.Add(1)

@@ -4,32 +4,23 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// CreateAccount implements webhooks.Store.
-func (s *Store) CreateAccount(ctx context.Context, a *webhooks.Account) error {
-	return s.inTx(ctx, func(tx *txn) error {
-		if a.ProvisionedBy != "" {
-			p, err := findAccount(ctx, tx, a.ProvisionedBy)
-			if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is not an account.", a.ProvisionedBy)
-			} else if err != nil {
-				return err
-			}
-			if p.Managed() {
-				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is itself a managed account: managed accounts cannot provision others.", a.ProvisionedBy)
-			}
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES (?, ?, ?, ?)`,
-			a.ID, a.Name, nullString(a.ProvisionedBy), ms(a.Created))
-		return err
-	})
+// InsertAccount implements app.Tx.
+func (t *txn) InsertAccount(ctx context.Context, a *webhooks.Account) error {
+	_, err := t.ExecContext(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES (?, ?, ?, ?)`,
+		a.ID, a.Name, nullString(a.ProvisionedBy), ms(a.Created))
+	return err
 }
 
-// FindAccount implements webhooks.Store.
+// FindAccount implements app.Tx.
+func (t *txn) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
+	return findAccount(ctx, t, id)
+}
+
+// FindAccount implements app.Store.
 func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	return findAccount(ctx, s.read, id)
 }
@@ -49,35 +40,26 @@ func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, 
 	return &a, nil
 }
 
-// CreateAPIKey implements webhooks.Store.
-func (s *Store) CreateAPIKey(ctx context.Context, k *webhooks.APIKey, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *txn) error {
-		if _, err := findAccount(ctx, tx, k.AccountID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES (?, ?, ?, ?)`,
-			k.ID, k.AccountID, k.Hash, ms(k.Created)); err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, k.AccountID, webhooks.AuditAPIKeyCreated, webhooks.TargetAPIKey, k.ID, k.Created)
-	})
+// InsertAPIKey implements app.Tx.
+func (t *txn) InsertAPIKey(ctx context.Context, k *webhooks.APIKey) error {
+	_, err := t.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES (?, ?, ?, ?)`,
+		k.ID, k.AccountID, k.Hash, ms(k.Created))
+	return err
 }
 
-// RevokeAPIKey implements webhooks.Store.
-func (s *Store) RevokeAPIKey(ctx context.Context, accountID, keyID string, now time.Time, audit *webhooks.AuditEntry) error {
-	return s.inTx(ctx, func(tx *txn) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notFound("api key")
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, keyID, now)
-	})
+// DeleteAPIKey implements app.Tx.
+func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
+	res, err := t.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return notFound("api key")
+	}
+	return nil
 }
 
-// FindAPIKey implements webhooks.Store.
+// FindAPIKey implements app.Store.
 func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
 	var k webhooks.APIKey
 	var created sql.NullInt64
@@ -92,24 +74,22 @@ func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, 
 	return &k, nil
 }
 
-// CreateCompany implements webhooks.Store.
-func (s *Store) CreateCompany(ctx context.Context, c *webhooks.Company) error {
-	return s.inTx(ctx, func(tx *txn) error {
-		if _, err := findAccount(ctx, tx, c.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-			return webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", c.AccountID)
-		} else if err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES (?, ?, ?, ?, ?)`,
-			c.ID, c.AccountID, c.NIF, c.Name, ms(c.Created))
-		if isUniqueViolation(err) {
-			return webhooks.Errorf(webhooks.ENIFTAKEN, "NIF %s already belongs to a company.", c.NIF)
-		}
-		return err
-	})
+// InsertCompany implements app.Tx.
+func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
+	_, err := t.ExecContext(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES (?, ?, ?, ?, ?)`,
+		c.ID, c.AccountID, c.NIF, c.Name, ms(c.Created))
+	if isUniqueViolation(err) {
+		return webhooks.NIFTaken(c.NIF)
+	}
+	return err
 }
 
-// FindCompany implements webhooks.Store.
+// FindCompany implements app.Tx.
+func (t *txn) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
+	return findCompany(ctx, t, id)
+}
+
+// FindCompany implements app.Store.
 func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
 	return findCompany(ctx, s.read, id)
 }
@@ -134,13 +114,13 @@ func scanCompany(r scanner) (*webhooks.Company, error) {
 	return &c, nil
 }
 
-// ListCompanies implements webhooks.Store.
+// ListCompanies implements app.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
 	return list(ctx, s.read, q, p, scanCompany)
 }
 
-// ListAccountCompanies implements webhooks.Store.
+// ListAccountCompanies implements app.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
 	return queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? ORDER BY created, id`, accountID)
 }

@@ -63,7 +63,7 @@ const claimChunk = 200
 // next claim.
 const maxClaimScan = 5000
 
-// ClaimDeliveries implements webhooks.Store. Due deliveries are read oldest
+// ClaimDeliveries implements delivery.Queue. Due deliveries are read oldest
 // first. One whose endpoint holds its cap of claims is parked instead of
 // skipped again and again: a deep backlog on one endpoint is read once, and
 // cannot keep another endpoint's due deliveries out of a batch. The parked
@@ -237,7 +237,7 @@ func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r webho
 	return out, nil
 }
 
-// RecordAttempts implements webhooks.Store.
+// RecordAttempts implements delivery.Queue.
 func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error {
 	if len(records) == 0 {
 		return nil
@@ -266,7 +266,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 	return nil
 }
 
-// ReleaseClaims implements webhooks.Store.
+// ReleaseClaims implements delivery.Queue.
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, id := range ids {
@@ -278,7 +278,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	})
 }
 
-// NextScheduled implements webhooks.Store.
+// NextScheduled implements delivery.Queue.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM deliveries

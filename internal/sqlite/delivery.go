@@ -18,20 +18,36 @@ const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, repla
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
 	next_attempt_at, last_response_status, manual, NULL, created, updated`
 
+// deliveryScan holds a delivery's columns as scanned, for rows that carry
+// other columns too.
+type deliveryScan struct {
+	d                      webhooks.Delivery
+	rel, replayOf, reason  sql.NullString
+	next, created, updated sql.NullInt64
+	lastStatus             sql.NullInt64
+	manual                 int
+}
+
+func (s *deliveryScan) dest() []any {
+	d := &s.d
+	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
+		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated}
+}
+
+func (s *deliveryScan) delivery() *webhooks.Delivery {
+	d := s.d
+	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
+	d.NextAttemptAt, d.LastResponseStatus, d.Manual = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1
+	d.Created, d.Updated = fromMS(s.created), fromMS(s.updated)
+	return &d
+}
+
 func scanDelivery(r scanner) (*webhooks.Delivery, error) {
-	var d webhooks.Delivery
-	var rel, replayOf, reason sql.NullString
-	var next, created, updated sql.NullInt64
-	var lastStatus sql.NullInt64
-	var manual int
-	if err := r.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &rel, &replayOf, &d.Status, &reason, &d.AttemptCount,
-		&next, &lastStatus, &manual, &d.Body, &created, &updated); err != nil {
+	var s deliveryScan
+	if err := r.Scan(s.dest()...); err != nil {
 		return nil, err
 	}
-	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(rel.String), replayOf.String, reason.String
-	d.NextAttemptAt, d.LastResponseStatus, d.Manual = fromMS(next), int(lastStatus.Int64), manual == 1
-	d.Created, d.Updated = fromMS(created), fromMS(updated)
-	return &d, nil
+	return s.delivery(), nil
 }
 
 // A pending delivery to an endpoint that has a queue of parked deliveries
@@ -71,7 +87,7 @@ func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery
 	return d, err
 }
 
-// FindDelivery implements webhooks.Store.
+// FindDelivery implements app.Store.
 func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
 	d, err := findDelivery(ctx, s.read, id)
 	if err != nil {
@@ -101,7 +117,7 @@ func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery
 	return d, rows.Err()
 }
 
-// ListDeliveries implements webhooks.Store.
+// ListDeliveries implements app.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
 	q := listQuery{table: "deliveries", cols: deliveryCols, where: []string{"endpoint_id = ?"}, args: []any{f.EndpointID}}
 	q.scoped()
@@ -114,7 +130,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	return list(ctx, s.read, q, p, scanDelivery)
 }
 
-// CountDeliveries implements webhooks.Store. Listing every state lets the
+// CountDeliveries implements app.Store. Listing every state lets the
 // endpoint's status index answer alone, without reading the deliveries.
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
 	if len(endpointIDs) == 0 {
@@ -137,7 +153,7 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 		AND created >= ? GROUP BY 1, 2, 3`, args...)
 }
 
-// ListEventDeliveries implements webhooks.Store.
+// ListEventDeliveries implements app.Store.
 func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error) {
 	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
 		return nil, nil
@@ -151,146 +167,51 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 		ORDER BY created, id`, args...)
 }
 
-// resendable loads what a manual resend of delivery id checks, in tx.
-func resendable(ctx context.Context, tx *txn, id, action string, now time.Time) (*webhooks.Delivery, *webhooks.Endpoint, error) {
-	d, err := findDelivery(ctx, tx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	ep, err := findEndpoint(ctx, tx, d.EndpointID)
-	if err != nil {
-		return nil, nil, err
-	}
-	var created int64
-	if err := tx.QueryRowContext(ctx, `SELECT created FROM events WHERE id = ?`, d.EventID).Scan(&created); err != nil {
-		return nil, nil, err
-	}
-	if err := webhooks.CheckResend(action, ep, d, time.UnixMilli(created), now); err != nil {
-		return nil, nil, err
-	}
-	return d, ep, nil
+// InsertDeliveries implements app.Tx.
+func (t *txn) InsertDeliveries(ctx context.Context, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
+	return insertDeliveries(ctx, t, ds)
 }
 
-// rearm makes a delivery pending for one manual attempt now.
-func rearm(ctx context.Context, tx *txn, id string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = NULL, next_attempt_at = ?, manual = 1,
-		parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
-		webhooks.DeliveryPending, ms(now), ms(now), id)
-	return err
+// LockDelivery implements app.Tx (see LockRoutes).
+func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
+	return findDelivery(ctx, t, id)
 }
 
-// replay inserts a new delivery of d's event with d's body, for one manual
-// attempt now. replay_of names the original, also when d is a replay.
-func replay(ctx context.Context, tx *txn, d *webhooks.Delivery, now time.Time) (*webhooks.Delivery, error) {
-	r := &webhooks.Delivery{
-		ID: webhooks.NewID(), EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
-		Relationship: d.Relationship, ReplayOf: d.ID, Status: webhooks.DeliveryPending, NextAttemptAt: now,
-		Manual: true, Body: d.Body, Created: now, Updated: now,
+// Rearm implements app.Tx.
+func (t *txn) Rearm(ctx context.Context, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
+	out := make([]*webhooks.Delivery, 0, len(ids))
+	for _, id := range ids {
+		d, err := scanDelivery(t.QueryRowContext(ctx, `UPDATE deliveries SET status = ?, reason = NULL, next_attempt_at = ?, manual = 1,
+			parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ? RETURNING `+deliveryCols,
+			webhooks.DeliveryPending, ms(now), ms(now), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, notFound("webhook delivery")
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
 	}
-	if d.ReplayOf != "" {
-		r.ReplayOf = d.ReplayOf
+	return out, nil
+}
+
+// RecoverCandidates implements app.Tx.
+func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error) {
+	if len(f.Statuses) == 0 {
+		return nil, nil
 	}
-	_, err := insertDeliveries(ctx, tx, []*webhooks.Delivery{r})
-	return r, err
-}
-
-// RetryDelivery implements webhooks.Store.
-func (s *Store) RetryDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
-	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx *txn) error {
-		_, ep, err := resendable(ctx, tx, id, webhooks.ActionRetry, now)
-		if err != nil {
-			return err
-		}
-		if err := rearm(ctx, tx, id, now); err != nil {
-			return err
-		}
-		if out, err = findDelivery(ctx, tx, id); err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, ep.AccountID, webhooks.AuditDeliveryRetried, webhooks.TargetDelivery, id, now)
-	})
-	return out, err
-}
-
-// ReplayDelivery implements webhooks.Store.
-func (s *Store) ReplayDelivery(ctx context.Context, id string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
-	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx *txn) error {
-		d, ep, err := resendable(ctx, tx, id, webhooks.ActionReplay, now)
-		if err != nil {
-			return err
-		}
-		if out, err = replay(ctx, tx, d, now); err != nil {
-			return err
-		}
-		accountID, err := endpointAccount(ctx, tx, ep)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditDeliveryReplayed, webhooks.TargetDelivery, out.ID, now)
-	})
-	return out, err
-}
-
-// Recover implements webhooks.Store.
-func (s *Store) Recover(ctx context.Context, endpointID string, since, until, now time.Time, audit *webhooks.AuditEntry) (int, error) {
-	count := 0
-	err := s.inTx(ctx, func(tx *txn) error {
-		ep, err := findEndpoint(ctx, tx, endpointID)
-		if err != nil {
-			return err
-		}
-		if !ep.Enabled() {
-			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before recovering its deliveries.")
-		}
-		action := webhooks.ResendAction(ep.Scope)
-		window := webhooks.RetryWindow
-		if action == webhooks.ActionReplay {
-			window = webhooks.ReplayWindow
-		}
-		// The failed deliveries in range whose event is inside the window,
-		// is not a test, and has no newer delivery on this endpoint (a replay
-		// of a replay would send the event twice more).
-		rows, err := tx.QueryContext(ctx, `SELECT `+prefixed("d", deliveryCols)+` FROM deliveries d JOIN events e ON e.id = d.event_id
-			WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (?, ?)
-			AND e.test = 0 AND e.created > ?
-			AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
-				AND (n.created, n.id) > (d.created, d.id))
-			ORDER BY d.created, d.id`,
-			endpointID, ms(since), ms(until), webhooks.DeliveryFailed, webhooks.DeliveryFailedPermanently, ms(now.Add(-window)))
-		if err != nil {
-			return err
-		}
-		var ds []*webhooks.Delivery
-		for rows.Next() {
-			d, err := scanDelivery(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			ds = append(ds, d)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for _, d := range ds {
-			if action == webhooks.ActionRetry {
-				err = rearm(ctx, tx, d.ID, now)
-			} else {
-				_, err = replay(ctx, tx, d, now)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		count = len(ds)
-		accountID, err := endpointAccount(ctx, tx, ep)
-		if err != nil {
-			return err
-		}
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, endpointID, now)
-	})
-	return count, err
+	args := []any{f.EndpointID, ms(f.CreatedGTE), ms(f.CreatedLT)}
+	for _, st := range f.Statuses {
+		args = append(args, st)
+	}
+	return queryAll(ctx, t, func(r scanner) (webhooks.RecoverCandidate, error) {
+		var s deliveryScan
+		var created sql.NullInt64
+		var test int
+		err := r.Scan(append(s.dest(), &created, &test)...)
+		return webhooks.RecoverCandidate{Delivery: s.delivery(), EventCreated: fromMS(created), EventTest: test == 1}, err
+	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (`+placeholders(len(f.Statuses))+`)
+		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
+			AND (n.created, n.id) > (d.created, d.id))
+		ORDER BY d.created, d.id`, args...)
 }

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -34,12 +33,12 @@ func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, erro
 	return e, err
 }
 
-// FindEvent implements webhooks.Store.
+// FindEvent implements app.Store.
 func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, error) {
 	return findEvent(ctx, s.read, id)
 }
 
-// ListEvents implements webhooks.Store.
+// ListEvents implements app.Store.
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
 	q := listQuery{table: "events", cols: eventCols, where: []string{"test = 0"}}
 	if f.CompanyID != "" {
@@ -59,7 +58,7 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	return list(ctx, s.read, q, p, scanEvent)
 }
 
-// RegisterEvent implements webhooks.Store. Registrations are committed in
+// RegisterEvent implements app.Store. Registrations are committed in
 // groups: each durable commit waits for the disk, so concurrent
 // registrations share one commit (group commit), each in its own savepoint
 // so that one refused registration does not undo the others.
@@ -125,22 +124,26 @@ func (s *Store) commitGroup(group []*registration) {
 // the first event when key repeats a recent request.
 func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, error) {
 	if key != nil {
-		var hash []byte
+		stored := &webhooks.IdempotencyKey{Key: key.Key}
 		var eventID string
 		var created int64
 		err := tx.QueryRowContext(ctx, `SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = ?`, key.Key).
-			Scan(&hash, &eventID, &created)
+			Scan(&stored.RequestHash, &eventID, &created)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return nil, nil, err
-		case key.Created.Sub(time.UnixMilli(created)) < webhooks.IdempotencyWindow:
-			if !bytes.Equal(hash, key.RequestHash) {
-				return nil, nil, webhooks.Errorf(webhooks.EIDEMPOTENCYREUSED, "Idempotency-Key %q was used in the last 24 hours with a different request.", key.Key)
+		default:
+			stored.Created = time.UnixMilli(created)
+			repeat, err := key.Repeats(stored)
+			if err != nil {
+				return nil, nil, err
 			}
-			first, err := findEvent(ctx, tx, eventID)
-			return first, nil, err
-		default: // an expired key is forgotten
+			if repeat {
+				first, err := findEvent(ctx, tx, eventID)
+				return first, nil, err
+			}
+			// Expired: the new event takes the key over.
 			if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE key = ?`, key.Key); err != nil {
 				return nil, nil, err
 			}
@@ -173,21 +176,21 @@ func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhoo
 // it may reach.
 func candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (webhooks.Candidates, error) {
 	var c webhooks.Candidates
+	companyAccount := ""
 	if ev.CompanyID != "" {
 		company, err := findCompany(ctx, tx, ev.CompanyID)
-		if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-			return c, webhooks.Errorf(webhooks.EUNKNOWNCOMPANY, "company_id %s is not a company.", ev.CompanyID)
-		} else if err != nil {
+		if err == nil {
+			companyAccount = company.AccountID
+		} else if webhooks.ErrorCode(err) != webhooks.ENOTFOUND {
 			return c, err
 		}
-		if ev.AccountID != "" && ev.AccountID != company.AccountID {
-			return c, webhooks.Errorf(webhooks.EUNPROCESSABLE, "company %s does not belong to account %s.", ev.CompanyID, ev.AccountID)
-		}
-		ev.AccountID = company.AccountID
+	}
+	if err := ev.Attribute(companyAccount); err != nil {
+		return c, err
 	}
 	account, err := findAccount(ctx, tx, ev.AccountID)
 	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return c, webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", ev.AccountID)
+		return c, ev.UnknownAccount()
 	} else if err != nil {
 		return c, err
 	}
@@ -218,34 +221,12 @@ func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
 	return err
 }
 
-// SendTestEvent implements webhooks.Store.
-func (s *Store) SendTestEvent(ctx context.Context, endpointID string, now time.Time, audit *webhooks.AuditEntry) (*webhooks.Delivery, error) {
-	var out *webhooks.Delivery
-	err := s.inTx(ctx, func(tx *txn) error {
-		ep, err := findEndpoint(ctx, tx, endpointID)
-		if err != nil {
-			return err
-		}
-		if !ep.Enabled() {
-			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before sending a test event.")
-		}
-		accountID, err := endpointAccount(ctx, tx, ep)
-		if err != nil {
-			return err
-		}
-		ev := webhooks.NewTestEvent(ep, accountID, now)
-		d, err := webhooks.NewDelivery(ev, ep, now)
-		if err != nil {
-			return err
-		}
-		if err := insertEvent(ctx, tx, ev); err != nil {
-			return err
-		}
-		if _, err := insertDeliveries(ctx, tx, []*webhooks.Delivery{d}); err != nil {
-			return err
-		}
-		out = d
-		return insertAudit(ctx, tx, audit, accountID, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, endpointID, now)
-	})
-	return out, err
+// InsertEvent implements app.Tx.
+func (t *txn) InsertEvent(ctx context.Context, ev *webhooks.Event) error {
+	return insertEvent(ctx, t, ev)
+}
+
+// FindEvent implements app.Tx.
+func (t *txn) FindEvent(ctx context.Context, id string) (*webhooks.Event, error) {
+	return findEvent(ctx, t, id)
 }

@@ -8,7 +8,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// QueueStats implements webhooks.Store. Parked deliveries are due too: they
+// QueueStats implements metrics.Queue. Parked deliveries are due too: they
 // wait for a free slot of their endpoint.
 func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error) {
 	var st webhooks.QueueStats
@@ -31,7 +31,7 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	return st, err
 }
 
-// Purge implements webhooks.Store. One process owns a SQLite file, so no
+// Purge implements service.Backend. One process owns a SQLite file, so no
 // other purge can run at the same time.
 func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (int, error) {
 	n := 0

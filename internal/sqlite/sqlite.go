@@ -1,4 +1,4 @@
-// Package sqlite implements webhooks.Store on an embedded SQLite file, with
+// Package sqlite implements app.Store on an embedded SQLite file, with
 // the pure-Go modernc.org/sqlite driver (no cgo).
 //
 // One process owns the file: Open takes an exclusive lock beside it, so a
@@ -26,13 +26,14 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/groupcommit"
 )
 
 //go:embed migration/*.sql
 var migrations embed.FS
 
-// Store is a webhooks.Store on SQLite.
+// Store is the SQLite backend.
 type Store struct {
 	write *sql.DB // one connection, transactions BEGIN IMMEDIATE
 	read  *sql.DB
@@ -41,8 +42,6 @@ type Store struct {
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
 }
-
-var _ webhooks.Store = (*Store)(nil)
 
 // Open opens (creating it if needed) the database file at path, takes the
 // file's lock, applies migrations and hands back claims a previous process
@@ -198,6 +197,11 @@ const (
 	// durable too, since the WAL is synced up to its end.
 	lazy
 )
+
+// InTx implements app.Store: fn runs in a durable write transaction.
+func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+	return s.inTx(ctx, func(tx *txn) error { return fn(tx) })
+}
 
 // inTx runs fn in a durable write transaction.
 func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -12,7 +11,7 @@ import (
 // TestStore runs the store suite on a new database file per test: opening
 // one is cheap, and a file (not :memory:) is what the service runs on.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) webhooks.Store {
+	storetest.Run(t, func(t *testing.T) storetest.Store {
 		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db.sqlite"))
 		if err != nil {
 			t.Fatalf("sqlite.Open: %v", err)

@@ -8,22 +8,22 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func testAccounts(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testAccounts(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "CreateAccount", func(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
-			a := &webhooks.Account{ID: webhooks.NewID(), Name: "Gestoria Puig", Created: at(time.Second)}
-			if err := s.CreateAccount(t.Context(), a); err != nil {
+			a, err := UseCases(s, at(time.Second)).CreateAccount(t.Context(), admin, "Gestoria Puig", "")
+			if err != nil {
 				t.Fatalf("CreateAccount: %v", err)
 			}
 			got, err := s.FindAccount(t.Context(), a.ID)
 			if err != nil {
 				t.Fatalf("FindAccount: %v", err)
 			}
-			if got.ID != a.ID || got.Name != a.Name || got.ProvisionedBy != "" || got.Managed() {
+			if got.ID != a.ID || got.Name != "Gestoria Puig" || got.ProvisionedBy != "" || got.Managed() {
 				t.Errorf("FindAccount: got %+v, want %+v", got, a)
 			}
-			checkTime(t, "created", got.Created, a.Created)
+			checkTime(t, "created", got.Created, at(time.Second))
 		})
 
 		t.Run("Managed", func(t *testing.T) {
@@ -48,10 +48,11 @@ func testAccounts(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				// One level only: a managed account cannot provision another.
 				"managed provisioner": managed.ID,
 			} {
-				a := &webhooks.Account{ID: webhooks.NewID(), Name: name, ProvisionedBy: by, Created: t0}
-				checkCode(t, name, s.CreateAccount(t.Context(), a), webhooks.EINVALIDPROVISIONING)
-				_, err := s.FindAccount(t.Context(), a.ID)
-				checkCode(t, name+": the refused account", err, webhooks.ENOTFOUND)
+				a, err := UseCases(s, t0).CreateAccount(t.Context(), admin, name, by)
+				checkCode(t, name, err, webhooks.EINVALIDPROVISIONING)
+				if a != nil {
+					t.Errorf("%s: got account %s, want none", name, a.ID)
+				}
 			}
 		})
 	})
@@ -65,17 +66,26 @@ func testAccounts(t *testing.T, open func(t *testing.T) webhooks.Store) {
 	})
 }
 
-func testAPIKeys(t *testing.T, open func(t *testing.T) webhooks.Store) {
-	newKey := func(accountID string) *webhooks.APIKey {
-		return &webhooks.APIKey{ID: webhooks.NewID(), AccountID: accountID, Hash: []byte("hash of " + webhooks.NewID()), Created: at(time.Minute)}
+func testAPIKeys(t *testing.T, open func(t *testing.T) Store) {
+	newKey := func(t *testing.T, s Store, accountID string) *webhooks.APIKey {
+		t.Helper()
+		k, _, err := UseCases(s, at(time.Minute)).CreateAPIKey(t.Context(), admin, accountID)
+		if err != nil {
+			t.Fatalf("CreateAPIKey: %v", err)
+		}
+		return k
+	}
+	revoke := func(t *testing.T, s Store, accountID, keyID string, now time.Time) error {
+		return UseCases(s, now).RevokeAPIKey(t.Context(), admin, accountID, keyID)
 	}
 
 	group(t, "CreateAPIKey", func(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
-			k := newKey(a.ID)
-			if err := s.CreateAPIKey(t.Context(), k, auditBy(admin)); err != nil {
+			uc := UseCases(s, at(time.Minute))
+			k, key, err := uc.CreateAPIKey(t.Context(), admin, a.ID)
+			if err != nil {
 				t.Fatalf("CreateAPIKey: %v", err)
 			}
 			got, err := s.FindAPIKey(t.Context(), k.Hash)
@@ -87,14 +97,21 @@ func testAPIKeys(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			}
 			checkTime(t, "created", got.Created, k.Created)
 			checkLastAudit(t, s, a.ID, webhooks.AuditAPIKeyCreated, webhooks.TargetAPIKey, k.ID, k.Created)
+			// The key the caller is shown, and only it, authenticates.
+			if c, err := uc.Authenticate(t.Context(), key); err != nil || c.AccountID != a.ID || c.Actor.ID != k.ID {
+				t.Errorf("Authenticate: got %+v, %v, want the key of account %s", c, err, a.ID)
+			}
+			_, err = uc.Authenticate(t.Context(), key+"x")
+			checkCode(t, "Authenticate with another key", err, webhooks.EUNAUTHORIZED)
 		})
 
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
-			k := newKey(webhooks.NewID())
-			checkCode(t, "CreateAPIKey", s.CreateAPIKey(t.Context(), k, auditBy(admin)), webhooks.ENOTFOUND)
-			_, err := s.FindAPIKey(t.Context(), k.Hash)
-			checkCode(t, "FindAPIKey of the refused key", err, webhooks.ENOTFOUND)
+			k, key, err := UseCases(s, t0).CreateAPIKey(t.Context(), admin, webhooks.NewID())
+			checkCode(t, "CreateAPIKey", err, webhooks.ENOTFOUND)
+			if k != nil || key != "" {
+				t.Errorf("CreateAPIKey of an unknown account: got key %+v", k)
+			}
 		})
 	})
 
@@ -110,14 +127,9 @@ func testAPIKeys(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
-			k, kept := newKey(a.ID), newKey(a.ID)
-			for _, k := range []*webhooks.APIKey{k, kept} {
-				if err := s.CreateAPIKey(t.Context(), k, auditBy(admin)); err != nil {
-					t.Fatalf("CreateAPIKey: %v", err)
-				}
-			}
+			k, kept := newKey(t, s, a.ID), newKey(t, s, a.ID)
 			now := at(time.Hour)
-			if err := s.RevokeAPIKey(t.Context(), a.ID, k.ID, now, auditBy(admin)); err != nil {
+			if err := revoke(t, s, a.ID, k.ID, now); err != nil {
 				t.Fatalf("RevokeAPIKey: %v", err)
 			}
 			// The key stops working at once.
@@ -127,22 +139,19 @@ func testAPIKeys(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				t.Errorf("FindAPIKey of the other key: %v", err)
 			}
 			checkLastAudit(t, s, a.ID, webhooks.AuditAPIKeyRevoked, webhooks.TargetAPIKey, k.ID, now)
-			checkCode(t, "RevokeAPIKey again", s.RevokeAPIKey(t.Context(), a.ID, k.ID, at(time.Hour), auditBy(admin)), webhooks.ENOTFOUND)
+			checkCode(t, "RevokeAPIKey again", revoke(t, s, a.ID, k.ID, at(time.Hour)), webhooks.ENOTFOUND)
 		})
 
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
 			a, b := MustCreateAccount(t, s, ""), MustCreateAccount(t, s, "")
-			k := newKey(b.ID)
-			if err := s.CreateAPIKey(t.Context(), k, auditBy(admin)); err != nil {
-				t.Fatalf("CreateAPIKey: %v", err)
-			}
+			k := newKey(t, s, b.ID)
 			// Another account's key is not found, and keeps working.
-			checkCode(t, "RevokeAPIKey of another account's key", s.RevokeAPIKey(t.Context(), a.ID, k.ID, at(time.Hour), auditBy(admin)), webhooks.ENOTFOUND)
+			checkCode(t, "RevokeAPIKey of another account's key", revoke(t, s, a.ID, k.ID, at(time.Hour)), webhooks.ENOTFOUND)
 			if _, err := s.FindAPIKey(t.Context(), k.Hash); err != nil {
 				t.Errorf("FindAPIKey after a refused revoke: %v", err)
 			}
-			checkCode(t, "RevokeAPIKey of an unknown key", s.RevokeAPIKey(t.Context(), a.ID, webhooks.NewID(), at(time.Hour), auditBy(admin)), webhooks.ENOTFOUND)
+			checkCode(t, "RevokeAPIKey of an unknown key", revoke(t, s, a.ID, webhooks.NewID(), at(time.Hour)), webhooks.ENOTFOUND)
 			if got := MustListAudit(t, s, a.ID); len(got) != 0 {
 				t.Errorf("audit after refused revokes: got %d entries, want 0", len(got))
 			}

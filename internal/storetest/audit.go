@@ -8,7 +8,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func testAudit(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testAudit(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "ListAudit", func(t *testing.T) {
 		t.Run("Pagination", func(t *testing.T) {
 			s := setup(t, open)
@@ -20,15 +20,15 @@ func testAudit(t *testing.T, open func(t *testing.T) webhooks.Store) {
 					Action: webhooks.AuditEndpointSecretRevealed, TargetType: webhooks.TargetEndpoint, TargetID: webhooks.NewID(),
 					Outcome: webhooks.AuditSucceeded, Created: at(time.Duration(i) * time.Minute),
 				}
-				if err := s.RecordAudit(t.Context(), e); err != nil {
+				if err := recordAudit(t, s, e); err != nil {
 					t.Fatalf("RecordAudit: %v", err)
 				}
 				want = append([]string{e.ID}, want...)
 			}
 			// Another account's entry is not in the list.
-			other := &webhooks.AuditEntry{ID: webhooks.NewID(), AccountID: b.ID, Actor: admin, Action: webhooks.AuditEndpointSecretRevealed,
+			other := &webhooks.AuditEntry{ID: webhooks.NewID(), AccountID: b.ID, Actor: admin.Actor, Action: webhooks.AuditEndpointSecretRevealed,
 				TargetType: webhooks.TargetEndpoint, TargetID: webhooks.NewID(), Outcome: webhooks.AuditSucceeded, Created: at(time.Hour)}
-			if err := s.RecordAudit(t.Context(), other); err != nil {
+			if err := recordAudit(t, s, other); err != nil {
 				t.Fatalf("RecordAudit: %v", err)
 			}
 			checkList(t, func(p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
@@ -47,7 +47,7 @@ func testAudit(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				Action: webhooks.AuditDeliveryRetried, TargetType: webhooks.TargetDelivery, TargetID: webhooks.NewID(),
 				Outcome: webhooks.AuditRefused, ErrorCode: webhooks.EOUTSIDEWINDOW, Created: at(time.Hour),
 			}
-			if err := s.RecordAudit(t.Context(), e); err != nil {
+			if err := recordAudit(t, s, e); err != nil {
 				t.Fatalf("RecordAudit: %v", err)
 			}
 			entries := MustListAudit(t, s, a.ID)
@@ -98,17 +98,17 @@ func testAudit(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			record(webhooks.AuditEndpointCreated, webhooks.TargetEndpoint, ae.ID)
 			secrets = append(secrets, ce.Secret, ae.Secret)
 
-			if _, err := s.UpdateEndpoint(t.Context(), ce.ID, &webhooks.EndpointUpdate{Description: ptr("ERP")}, next(), auditBy(admin)); err != nil {
+			if _, err := updateEndpoint(t, s, ce.ID, &webhooks.EndpointUpdate{Description: ptr("ERP")}, next()); err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
 			record(webhooks.AuditEndpointUpdated, webhooks.TargetEndpoint, ce.ID)
-			secret := NewSecret()
-			secrets = append(secrets, secret)
-			if _, err := s.RotateSecret(t.Context(), ce.ID, secret, clock.Add(time.Hour), next(), auditBy(admin)); err != nil {
+			rot, err := rotateSecret(t, s, ce.ID, clock.Add(time.Hour), next())
+			if err != nil {
 				t.Fatalf("RotateSecret: %v", err)
 			}
+			secrets = append(secrets, rot.Secret)
 			record(webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, ce.ID)
-			if _, err := s.SendTestEvent(t.Context(), ae.ID, next(), auditBy(admin)); err != nil {
+			if _, err := sendTestEvent(t, s, ae.ID, next()); err != nil {
 				t.Fatalf("SendTestEvent: %v", err)
 			}
 			record(webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, ae.ID)
@@ -131,12 +131,12 @@ func testAudit(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustFailPermanently(t, s, cd.ID, next())
 			MustFailPermanently(t, s, ad.ID, clock)
 
-			r, err := s.ReplayDelivery(t.Context(), cd.ID, next(), auditBy(admin))
+			r, err := replayDelivery(t, s, cd.ID, next())
 			if err != nil {
 				t.Fatalf("ReplayDelivery: %v", err)
 			}
 			record(webhooks.AuditDeliveryReplayed, webhooks.TargetDelivery, r.ID)
-			if _, err := s.RetryDelivery(t.Context(), ad.ID, next(), auditBy(admin)); err != nil {
+			if _, err := retryDelivery(t, s, ad.ID, next()); err != nil {
 				t.Fatalf("RetryDelivery: %v", err)
 			}
 			record(webhooks.AuditDeliveryRetried, webhooks.TargetDelivery, ad.ID)
@@ -144,11 +144,11 @@ func testAudit(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			record(webhooks.AuditEndpointDisabled, webhooks.TargetEndpoint, ae.ID)
 			enable(t, s, ae.ID, next())
 			record(webhooks.AuditEndpointEnabled, webhooks.TargetEndpoint, ae.ID)
-			if _, err := s.Recover(t.Context(), ae.ID, t0, clock, next(), auditBy(admin)); err != nil {
+			if _, err := recoverRange(t, s, ae.ID, t0, clock, next()); err != nil {
 				t.Fatalf("Recover: %v", err)
 			}
 			record(webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, ae.ID)
-			if err := s.DeleteEndpoint(t.Context(), ce.ID, next(), auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, ce.ID, next()); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
 			record(webhooks.AuditEndpointDeleted, webhooks.TargetEndpoint, ce.ID)

@@ -47,7 +47,7 @@ const rareEvery = 100
 // Run it with a fixed count, and not under -race:
 //
 //	go test -run '^$' -bench Lists -benchtime 200x ./internal/sqlite
-func Benchmark(b *testing.B, open func(b *testing.B) webhooks.Store, rows int) {
+func Benchmark(b *testing.B, open func(b *testing.B) Store, rows int) {
 	s := open(b)
 	start := time.Now()
 	f := LoadLists(b, s, rows)
@@ -124,7 +124,7 @@ func Benchmark(b *testing.B, open func(b *testing.B) webhooks.Store, rows int) {
 }
 
 // firstDelivery returns the endpoint's delivery of an event.
-func firstDelivery(b *testing.B, s webhooks.Store, f *ListFixture, eventID string) string {
+func firstDelivery(b *testing.B, s Store, f *ListFixture, eventID string) string {
 	b.Helper()
 	l, err := s.ListDeliveries(context.Background(), webhooks.DeliveryFilter{EndpointID: f.Endpoint.ID, EventID: eventID}, webhooks.Page{Limit: 1})
 	if err != nil {
@@ -140,19 +140,12 @@ func firstDelivery(b *testing.B, s webhooks.Store, f *ListFixture, eventID strin
 // of the company, one second apart from t0, each with its delivery to the
 // endpoint: every rareEvery-th event is an invoice.paid whose delivery
 // failed permanently, the others invoice.sent, delivered.
-func LoadLists(tb testing.TB, s webhooks.Store, rows int) *ListFixture {
+func LoadLists(tb testing.TB, s Store, rows int) *ListFixture {
 	tb.Helper()
 	ctx := context.Background()
 	a := MustCreateAccount(tb, s, "")
 	c := MustCreateCompany(tb, s, a.ID)
-	ep := NewCompanyEndpoint(c.ID, "invoice.*")
-	ep.ID, ep.Secret, ep.Created, ep.Updated = webhooks.NewID(), NewSecret(), t0, t0
-	if err := ep.Validate(); err != nil {
-		tb.Fatal(err)
-	}
-	if err := s.CreateEndpoint(ctx, ep, auditBy(admin)); err != nil {
-		tb.Fatalf("CreateEndpoint: %v", err)
-	}
+	ep := MustCreateEndpoint(tb, s, NewCompanyEndpoint(c.ID, "invoice.*"))
 	f := &ListFixture{Company: c, Endpoint: ep, Events: make([]string, rows)}
 	event := func(i int) *webhooks.Event {
 		typ := "invoice.sent"

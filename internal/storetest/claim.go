@@ -10,10 +10,10 @@ import (
 
 // queue makes endpoints and due deliveries to them.
 type queue struct {
-	s webhooks.Store
+	s Store
 }
 
-func newQueue(s webhooks.Store) *queue { return &queue{s: s} }
+func newQueue(s Store) *queue { return &queue{s: s} }
 
 // endpoint creates an account endpoint that takes every event, of an
 // account of its own, so that each event reaches one endpoint.
@@ -63,7 +63,7 @@ func checkClaimsAnyOrder(tb testing.TB, name string, got []*webhooks.Claim, want
 	}
 }
 
-func testClaims(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testClaims(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "ClaimDeliveries", func(t *testing.T) {
 		// Due pending deliveries, oldest due first, whatever order they
 		// were created in, each with what its attempt needs.
@@ -219,13 +219,15 @@ func testClaims(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			q := newQueue(s)
 			e := q.endpoint(t)
 			d := q.add(t, e, t0)
-			url, secret := "https://moved.example.com/hooks", NewSecret()
-			if _, err := s.UpdateEndpoint(t.Context(), e.ID, &webhooks.EndpointUpdate{URL: &url}, at(time.Second), auditBy(admin)); err != nil {
+			url := "https://moved.example.com/hooks"
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{URL: &url}, at(time.Second)); err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
-			if _, err := s.RotateSecret(t.Context(), e.ID, secret, at(time.Hour), at(time.Second), auditBy(admin)); err != nil {
+			rot, err := rotateSecret(t, s, e.ID, at(time.Hour), at(time.Second))
+			if err != nil {
 				t.Fatalf("RotateSecret: %v", err)
 			}
+			secret := rot.Secret
 			claims := q.claim(t, webhooks.ClaimRequest{Now: at(time.Minute), Limit: 10})
 			checkClaims(t, "claim", claims, d)
 			if len(claims) == 1 {
@@ -297,7 +299,7 @@ func testClaims(t *testing.T, open func(t *testing.T) webhooks.Store) {
 	})
 }
 
-func testRecordAttempts(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testRecordAttempts(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "RecordAttempts", func(t *testing.T) {
 		t.Run("Transitions", func(t *testing.T) {
 			s := setup(t, open)
@@ -402,7 +404,7 @@ func testRecordAttempts(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			claims := q.claim(t, webhooks.ClaimRequest{Now: now, Limit: 10})
 			checkClaimsAnyOrder(t, "claim", claims, failedD, deliveredD, deletedD)
 			disable(t, s, disabledEP.ID, now.Add(time.Second))
-			if err := s.DeleteEndpoint(t.Context(), deletedEP.ID, now.Add(time.Second), auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, deletedEP.ID, now.Add(time.Second)); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
 			want := map[string]struct {

@@ -8,23 +8,24 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func testCompanies(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testCompanies(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "CreateCompany", func(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
-			c := &webhooks.Company{ID: webhooks.NewID(), AccountID: a.ID, NIF: NewNIF(), Name: "Fusteria Vila SL", Created: at(time.Second)}
-			if err := s.CreateCompany(t.Context(), c); err != nil {
+			nif := NewNIF()
+			c, err := UseCases(s, at(time.Second)).CreateCompany(t.Context(), admin, a.ID, nif, "Fusteria Vila SL")
+			if err != nil {
 				t.Fatalf("CreateCompany: %v", err)
 			}
 			got, err := s.FindCompany(t.Context(), c.ID)
 			if err != nil {
 				t.Fatalf("FindCompany: %v", err)
 			}
-			if got.ID != c.ID || got.AccountID != a.ID || got.NIF != c.NIF || got.Name != c.Name {
+			if got.ID != c.ID || got.AccountID != a.ID || got.NIF != nif || got.Name != "Fusteria Vila SL" {
 				t.Errorf("FindCompany: got %+v, want %+v", got, c)
 			}
-			checkTime(t, "created", got.Created, c.Created)
+			checkTime(t, "created", got.Created, at(time.Second))
 		})
 
 		t.Run("ErrNIFTaken", func(t *testing.T) {
@@ -33,17 +34,18 @@ func testCompanies(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			first := MustCreateCompany(t, s, a.ID)
 			// A NIF is unique on the platform, not per account.
 			for _, accountID := range []string{a.ID, b.ID} {
-				c := &webhooks.Company{ID: webhooks.NewID(), AccountID: accountID, NIF: first.NIF, Name: "Again", Created: t0}
-				checkCode(t, "CreateCompany with a taken NIF", s.CreateCompany(t.Context(), c), webhooks.ENIFTAKEN)
-				_, err := s.FindCompany(t.Context(), c.ID)
-				checkCode(t, "FindCompany of the refused company", err, webhooks.ENOTFOUND)
+				c, err := UseCases(s, t0).CreateCompany(t.Context(), admin, accountID, first.NIF, "Again")
+				checkCode(t, "CreateCompany with a taken NIF", err, webhooks.ENIFTAKEN)
+				if c != nil {
+					t.Errorf("CreateCompany with a taken NIF: got company %s, want none", c.ID)
+				}
 			}
 		})
 
 		t.Run("ErrUnknownAccount", func(t *testing.T) {
 			s := setup(t, open)
-			c := &webhooks.Company{ID: webhooks.NewID(), AccountID: webhooks.NewID(), NIF: NewNIF(), Name: "Orphan", Created: t0}
-			checkCode(t, "CreateCompany", s.CreateCompany(t.Context(), c), webhooks.EUNKNOWNACCOUNT)
+			_, err := UseCases(s, t0).CreateCompany(t.Context(), admin, webhooks.NewID(), NewNIF(), "Orphan")
+			checkCode(t, "CreateCompany", err, webhooks.EUNKNOWNACCOUNT)
 		})
 	})
 
@@ -61,8 +63,8 @@ func testCompanies(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			a, b := MustCreateAccount(t, s, ""), MustCreateAccount(t, s, "")
 			var mine []*webhooks.Company
 			for i := range 5 {
-				c := &webhooks.Company{ID: webhooks.NewID(), AccountID: a.ID, NIF: NewNIF(), Name: "Company", Created: at(time.Duration(i) * time.Second)}
-				if err := s.CreateCompany(t.Context(), c); err != nil {
+				c, err := UseCases(s, at(time.Duration(i)*time.Second)).CreateCompany(t.Context(), admin, a.ID, NewNIF(), "Company")
+				if err != nil {
 					t.Fatal(err)
 				}
 				mine = append(mine, c)

@@ -11,7 +11,7 @@ import (
 // The service calls a store from many goroutines (API handlers, delivery
 // workers) and, on PostgreSQL, from many processes: these tests call it at
 // once from several goroutines.
-func testConcurrency(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testConcurrency(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "Concurrency", func(t *testing.T) {
 		// Workers claiming at once never claim one delivery twice.
 		t.Run("ClaimDeliveries", func(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func testDeliveries(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testDeliveries(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "FindDelivery", func(t *testing.T) {
 		t.Run("NoAttempts", func(t *testing.T) {
 			s := setup(t, open)

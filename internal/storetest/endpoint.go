@@ -1,7 +1,10 @@
 package storetest
 
 import (
+	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +43,7 @@ func checkEndpoint(tb testing.TB, name string, got, want *webhooks.Endpoint) {
 	checkTime(tb, name+": updated", got.Updated, want.Updated)
 }
 
-func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testEndpoints(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "CreateEndpoint", func(t *testing.T) {
 		t.Run("CompanyScope", func(t *testing.T) {
 			s := setup(t, open)
@@ -73,13 +76,11 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				"unknown company": NewCompanyEndpoint(webhooks.NewID(), "*"),
 				"unknown account": NewAccountEndpoint(webhooks.NewID(), nil, "*"),
 			} {
-				if err := e.Validate(); err != nil {
-					t.Fatalf("Validate: %v", err)
+				oe, err := createEndpoint(t, s, e)
+				checkCode(t, name, err, webhooks.ENOTFOUND)
+				if oe != nil {
+					t.Errorf("%s: got endpoint %s, want none", name, oe.ID)
 				}
-				e.ID, e.Secret, e.Created, e.Updated = webhooks.NewID(), NewSecret(), t0, t0
-				checkCode(t, name, s.CreateEndpoint(t.Context(), e, auditBy(admin)), webhooks.ENOTFOUND)
-				_, err := s.FindEndpoint(t.Context(), e.ID)
-				checkCode(t, name+": FindEndpoint", err, webhooks.ENOTFOUND)
 			}
 		})
 	})
@@ -123,7 +124,7 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustCreateEndpoint(t, s, e2)
 			other := MustCreateEndpoint(t, s, NewCompanyEndpoint(c2.ID, "*"))
 			deleted := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
-			if err := s.DeleteEndpoint(t.Context(), deleted.ID, at(time.Hour), auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, deleted.ID, at(time.Hour)); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
 			acc := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
@@ -169,7 +170,7 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				APIVersion:    ptr(webhooks.APIVersion20250601),
 				Description:   ptr("New ERP"),
 			}
-			got, err := s.UpdateEndpoint(t.Context(), e.ID, u, now, auditBy(admin))
+			got, err := updateEndpoint(t, s, e.ID, u, now)
 			if err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
@@ -197,20 +198,27 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				"unknown version":            {APIVersion: ptr("1999-01-01")},
 				"unknown status":             {Status: ptr("paused"), URL: ptr("https://changed.example.com")},
 			} {
-				_, err := s.UpdateEndpoint(t.Context(), e.ID, u, at(time.Hour), auditBy(admin))
+				_, err := updateEndpoint(t, s, e.ID, u, at(time.Hour))
 				checkCode(t, name, err, webhooks.EINVALID)
 				// A refused update changes nothing, not even the fields
 				// that were valid.
 				checkEndpoint(t, name+": after", MustFindEndpoint(t, s, e.ID), e)
 			}
-			if got := MustListAudit(t, s, a.ID); len(got) != 1 {
-				t.Errorf("audit: got %d entries, want 1 (created)", len(got))
+			// Each refusal is in the audit log, with its code.
+			got := MustListAudit(t, s, a.ID)
+			if len(got) != 6 {
+				t.Fatalf("audit: got %d entries, want the creation and 5 refused updates", len(got))
+			}
+			for _, e := range got[:5] {
+				if e.Action != webhooks.AuditEndpointUpdated || e.Outcome != webhooks.AuditRefused || e.ErrorCode != webhooks.EINVALID {
+					t.Errorf("audit entry: got %s %s %s, want %s refused %s", e.Action, e.Outcome, e.ErrorCode, webhooks.AuditEndpointUpdated, webhooks.EINVALID)
+				}
 			}
 		})
 
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
-			_, err := s.UpdateEndpoint(t.Context(), webhooks.NewID(), &webhooks.EndpointUpdate{Description: ptr("x")}, t0, auditBy(admin))
+			_, err := updateEndpoint(t, s, webhooks.NewID(), &webhooks.EndpointUpdate{Description: ptr("x")}, t0)
 			checkCode(t, "UpdateEndpoint", err, webhooks.ENOTFOUND)
 		})
 
@@ -227,7 +235,7 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustAttempt(t, s, done.ID, at(5*time.Minute), 200, delivered)
 
 			now := at(10 * time.Minute)
-			got, err := s.UpdateEndpoint(t.Context(), e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, now, auditBy(admin))
+			got, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, now)
 			if err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
@@ -252,7 +260,7 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			// Enabling it again brings nothing back by itself: that is
 			// what Recover is for.
 			later := at(20 * time.Minute)
-			got, err = s.UpdateEndpoint(t.Context(), e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointEnabled)}, later, auditBy(admin))
+			got, err = updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointEnabled)}, later)
 			if err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
@@ -269,7 +277,7 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
 			now := at(time.Hour)
 			u := &webhooks.EndpointUpdate{Description: ptr("off for maintenance"), Status: ptr(webhooks.EndpointDisabled)}
-			if _, err := s.UpdateEndpoint(t.Context(), e.ID, u, now, auditBy(admin)); err != nil {
+			if _, err := updateEndpoint(t, s, e.ID, u, now); err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
 			// One entry per action, both at now; their order is free.
@@ -297,7 +305,7 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustAttempt(t, s, done.ID, at(3*time.Minute), 204, delivered)
 
 			now := at(time.Hour)
-			if err := s.DeleteEndpoint(t.Context(), e.ID, now, auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, e.ID, now); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
 			_, err := s.FindEndpoint(t.Context(), e.ID)
@@ -321,10 +329,10 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 
 			// A deleted endpoint is gone for every change, and gets no
 			// new deliveries.
-			checkCode(t, "DeleteEndpoint again", s.DeleteEndpoint(t.Context(), e.ID, now, auditBy(admin)), webhooks.ENOTFOUND)
-			_, err = s.UpdateEndpoint(t.Context(), e.ID, &webhooks.EndpointUpdate{Description: ptr("x")}, now, auditBy(admin))
+			checkCode(t, "DeleteEndpoint again", deleteEndpoint(t, s, e.ID, now), webhooks.ENOTFOUND)
+			_, err = updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{Description: ptr("x")}, now)
 			checkCode(t, "UpdateEndpoint of a deleted endpoint", err, webhooks.ENOTFOUND)
-			_, err = s.RotateSecret(t.Context(), e.ID, NewSecret(), now, now, auditBy(admin))
+			_, err = rotateSecret(t, s, e.ID, now, now)
 			checkCode(t, "RotateSecret of a deleted endpoint", err, webhooks.ENOTFOUND)
 			if ds := MustRegisterEvent(t, s, NewEvent(t, "invoice.paid", c.ID, at(2*time.Hour))); len(ds) != 0 {
 				t.Errorf("deliveries of an event after the delete: got %d, want 0", len(ds))
@@ -336,27 +344,34 @@ func testEndpoints(t *testing.T, open func(t *testing.T) webhooks.Store) {
 
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
-			checkCode(t, "DeleteEndpoint", s.DeleteEndpoint(t.Context(), webhooks.NewID(), t0, auditBy(admin)), webhooks.ENOTFOUND)
+			checkCode(t, "DeleteEndpoint", deleteEndpoint(t, s, webhooks.NewID(), t0), webhooks.ENOTFOUND)
 		})
 	})
 }
 
-func testRotateSecret(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testRotateSecret(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "RotateSecret", func(t *testing.T) {
 		t.Run("Overlap", func(t *testing.T) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
 			c := MustCreateCompany(t, s, a.ID)
 			e := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
-			old, secret := e.Secret, NewSecret()
+			old := e.Secret
 			now, expires := at(time.Hour), at(25*time.Hour)
-			got, err := s.RotateSecret(t.Context(), e.ID, secret, expires, now, auditBy(admin))
+			rot, err := rotateSecret(t, s, e.ID, expires, now)
 			if err != nil {
 				t.Fatalf("RotateSecret: %v", err)
 			}
+			secret := rot.Secret
+			if secret == old || !strings.HasPrefix(secret, "whsec_") {
+				t.Errorf("new secret: got %q, want a new whsec_ secret", secret)
+			}
+			if !rot.PreviousExpires.Equal(expires) || rot.PreviousStopped {
+				t.Errorf("previous expires: got %s (stopped %t), want %s", rot.PreviousExpires, rot.PreviousStopped, expires)
+			}
 			want := *e
 			want.Secret, want.PreviousSecret, want.PreviousSecretExpires, want.Updated = secret, old, expires, now
-			checkEndpoint(t, "RotateSecret", got, &want)
+			checkEndpoint(t, "RotateSecret", rot.Endpoint.Endpoint, &want)
 			found := MustFindEndpoint(t, s, e.ID)
 			checkEndpoint(t, "FindEndpoint", found, &want)
 			// Both sign until the old one expires, the new one first.
@@ -373,16 +388,18 @@ func testRotateSecret(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
 			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
-			second, third := NewSecret(), NewSecret()
-			if _, err := s.RotateSecret(t.Context(), e.ID, second, at(24*time.Hour), at(time.Hour), auditBy(admin)); err != nil {
+			first, err := rotateSecret(t, s, e.ID, at(24*time.Hour), at(time.Hour))
+			if err != nil {
 				t.Fatalf("RotateSecret: %v", err)
 			}
 			// Rotating during the overlap ends the first secret at once:
 			// only one old secret is kept.
 			now, expires := at(2*time.Hour), at(3*time.Hour)
-			if _, err := s.RotateSecret(t.Context(), e.ID, third, expires, now, auditBy(admin)); err != nil {
+			again, err := rotateSecret(t, s, e.ID, expires, now)
+			if err != nil {
 				t.Fatalf("RotateSecret: %v", err)
 			}
+			second, third := first.Secret, again.Secret
 			found := MustFindEndpoint(t, s, e.ID)
 			if found.Secret != third || found.PreviousSecret != second {
 				t.Errorf("secrets after two rotations: got %q and %q, want the third and the second", found.Secret, found.PreviousSecret)
@@ -397,31 +414,52 @@ func testRotateSecret(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
 			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
-			if _, err := s.RotateSecret(t.Context(), e.ID, NewSecret(), at(24*time.Hour), at(time.Hour), auditBy(admin)); err != nil {
+			if _, err := rotateSecret(t, s, e.ID, at(24*time.Hour), at(time.Hour)); err != nil {
 				t.Fatalf("RotateSecret: %v", err)
 			}
-			// expires_in 0 (an expiry not after now) ends the old secret
-			// now, and the one in its overlap with it.
-			for name, expires := range map[string]time.Time{"at now": at(2 * time.Hour), "before now": at(time.Hour)} {
-				secret := NewSecret()
-				got, err := s.RotateSecret(t.Context(), e.ID, secret, expires, at(2*time.Hour), auditBy(admin))
-				if err != nil {
-					t.Fatalf("%s: RotateSecret: %v", name, err)
+			// expires_in 0 ends the old secret now, and the one in its
+			// overlap with it.
+			rot, err := rotateSecret(t, s, e.ID, at(2*time.Hour), at(2*time.Hour))
+			if err != nil {
+				t.Fatalf("RotateSecret: %v", err)
+			}
+			if !rot.PreviousStopped {
+				t.Errorf("previous stopped: got false, want true")
+			}
+			secret := rot.Secret
+			for _, e := range []*webhooks.Endpoint{rot.Endpoint.Endpoint, MustFindEndpoint(t, s, e.ID)} {
+				if e.Secret != secret || e.PreviousSecret != "" || !e.PreviousSecretExpires.IsZero() {
+					t.Errorf("got secret %q previous %q until %s, want the new one alone", e.Secret, e.PreviousSecret, e.PreviousSecretExpires)
 				}
-				for _, e := range []*webhooks.Endpoint{got, MustFindEndpoint(t, s, e.ID)} {
-					if e.Secret != secret || e.PreviousSecret != "" || !e.PreviousSecretExpires.IsZero() {
-						t.Errorf("%s: got secret %q previous %q until %s, want the new one alone", name, e.Secret, e.PreviousSecret, e.PreviousSecretExpires)
-					}
-					if got := e.SigningSecrets(at(2 * time.Hour)); !slices.Equal(got, []string{secret}) {
-						t.Errorf("%s: signing secrets: got %q, want the new one alone", name, got)
-					}
+				if got := e.SigningSecrets(at(2 * time.Hour)); !slices.Equal(got, []string{secret}) {
+					t.Errorf("signing secrets: got %q, want the new one alone", got)
 				}
+			}
+		})
+
+		// An overlap outside 0 to 7 days is refused before anything is
+		// computed with it: a number of seconds that overflows a duration
+		// must not wrap into an overlap that looks valid. The refusal is
+		// audited and changes nothing.
+		t.Run("ErrInvalid", func(t *testing.T) {
+			s := setup(t, open)
+			a := MustCreateAccount(t, s, "")
+			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
+			for _, secs := range []int64{-1, 604801, 18446744074, math.MaxInt64, math.MinInt64} {
+				_, err := UseCases(s, at(time.Hour)).RotateSecret(t.Context(), admin, ref(e.ID), &secs)
+				checkCode(t, fmt.Sprintf("expires_in %d", secs), err, webhooks.EINVALID)
+			}
+			checkEndpoint(t, "after refused rotations", MustFindEndpoint(t, s, e.ID), e)
+			entries := MustListAudit(t, s, a.ID)
+			if len(entries) != 6 || entries[0].Action != webhooks.AuditEndpointSecretRotated || entries[0].Outcome != webhooks.AuditRefused ||
+				entries[0].ErrorCode != webhooks.EINVALID {
+				t.Errorf("audit: got %d entries, the newest %+v, want 5 refused rotations after the creation", len(entries), entries[0])
 			}
 		})
 
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
-			_, err := s.RotateSecret(t.Context(), webhooks.NewID(), NewSecret(), at(time.Hour), t0, auditBy(admin))
+			_, err := rotateSecret(t, s, webhooks.NewID(), at(time.Hour), t0)
 			checkCode(t, "RotateSecret", err, webhooks.ENOTFOUND)
 		})
 	})

@@ -26,7 +26,7 @@ func checkEvent(tb testing.TB, name string, got, want *webhooks.Event) {
 	checkTime(tb, name+": created", got.Created, want.Created)
 }
 
-func testRegisterEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testRegisterEvent(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "RegisterEvent", func(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
@@ -211,7 +211,7 @@ func testRegisterEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
 	})
 }
 
-func testEvents(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testEvents(t *testing.T, open func(t *testing.T) Store) {
 	// logs registers events of a managed account's two companies, of the
 	// account itself and of its manager, one a minute.
 	type logs struct {
@@ -226,7 +226,7 @@ func testEvents(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		typeOf             map[string]string
 		lastEventCreatedAt time.Time
 	}
-	newLogs := func(t *testing.T, s webhooks.Store) *logs {
+	newLogs := func(t *testing.T, s Store) *logs {
 		t.Helper()
 		l := &logs{created: map[string]time.Time{}, typeOf: map[string]string{}}
 		l.manager = MustCreateAccount(t, s, "")
@@ -255,7 +255,7 @@ func testEvents(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		}
 		return l
 	}
-	listFunc := func(t *testing.T, s webhooks.Store, f webhooks.EventFilter) func(webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
+	listFunc := func(t *testing.T, s Store, f webhooks.EventFilter) func(webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
 		return func(p webhooks.Page) (*webhooks.List[*webhooks.Event], error) { return s.ListEvents(t.Context(), f, p) }
 	}
 

@@ -2,8 +2,6 @@ package storetest
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // t0 is the suite's clock. Every time a test hands a store is t0 plus an
@@ -25,12 +24,9 @@ func at(d time.Duration) time.Time { return t0.Add(d) }
 // day is a calendar day, for the resend windows.
 const day = 24 * time.Hour
 
-// admin is the actor of the changes the suite makes.
-var admin = webhooks.Actor{Type: webhooks.ActorAdmin}
-
 // setup marks t parallel and opens it a fresh store: every leaf test owns
 // its data, so tests never see each other's rows.
-func setup(t *testing.T, open func(t *testing.T) webhooks.Store) webhooks.Store {
+func setup(t *testing.T, open func(t *testing.T) Store) Store {
 	t.Helper()
 	t.Parallel()
 	return open(t)
@@ -45,20 +41,24 @@ func group(t *testing.T, name string, fn func(t *testing.T)) {
 	})
 }
 
-// auditBy returns the audit entry a caller hands a change: only the actor;
-// the store fills in the rest.
-func auditBy(actor webhooks.Actor) *webhooks.AuditEntry {
-	return &webhooks.AuditEntry{Actor: actor}
+// UseCases returns the use cases on s with now as their clock: what the API
+// and the portal call, so that the suite checks their rules on every
+// backend.
+func UseCases(s Store, now time.Time) *app.App {
+	return app.New(app.Config{Store: s, AdminKey: "storetest", Now: func() time.Time { return now }})
 }
 
+// admin is the caller of the changes the suite makes.
+var admin = app.Admin()
+
+// ref names an endpoint by its id alone (the admin sees every owner).
+func ref(endpointID string) app.EndpointRef { return app.EndpointRef{ID: endpointID} }
+
 // MustCreateAccount creates an account, managed when provisionedBy is set.
-func MustCreateAccount(tb testing.TB, s webhooks.Store, provisionedBy string) *webhooks.Account {
+func MustCreateAccount(tb testing.TB, s Store, provisionedBy string) *webhooks.Account {
 	tb.Helper()
-	a := &webhooks.Account{ID: webhooks.NewID(), Name: "Account " + nextSerial(), ProvisionedBy: provisionedBy, Created: t0}
-	if err := a.Validate(); err != nil {
-		tb.Fatalf("Account.Validate: %v", err)
-	}
-	if err := s.CreateAccount(tb.Context(), a); err != nil {
+	a, err := UseCases(s, t0).CreateAccount(tb.Context(), admin, "Account "+nextSerial(), provisionedBy)
+	if err != nil {
 		tb.Fatalf("CreateAccount: %v", err)
 	}
 	return a
@@ -66,13 +66,10 @@ func MustCreateAccount(tb testing.TB, s webhooks.Store, provisionedBy string) *w
 
 // MustCreateCompany creates a company of the account, with a NIF no other
 // company of the process has.
-func MustCreateCompany(tb testing.TB, s webhooks.Store, accountID string) *webhooks.Company {
+func MustCreateCompany(tb testing.TB, s Store, accountID string) *webhooks.Company {
 	tb.Helper()
-	c := &webhooks.Company{ID: webhooks.NewID(), AccountID: accountID, NIF: NewNIF(), Name: "Company " + nextSerial(), Created: t0}
-	if err := c.Validate(); err != nil {
-		tb.Fatalf("Company.Validate: %v", err)
-	}
-	if err := s.CreateCompany(tb.Context(), c); err != nil {
+	c, err := UseCases(s, t0).CreateCompany(tb.Context(), admin, accountID, NewNIF(), "Company "+nextSerial())
+	if err != nil {
 		tb.Fatalf("CreateCompany: %v", err)
 	}
 	return c
@@ -88,13 +85,6 @@ var nifSerial atomic.Int64
 func NewNIF() string {
 	n := 10_000_000 + nifSerial.Add(1)
 	return fmt.Sprintf("%08d%c", n, "TRWAGMYFPDXBNJZSQVHLCKE"[n%23])
-}
-
-// NewSecret returns an endpoint secret in the spec's form.
-func NewSecret() string {
-	b := make([]byte, 32)
-	rand.Read(b)
-	return "whsec_" + base64.RawURLEncoding.EncodeToString(b)
 }
 
 // NewCompanyEndpoint returns an unsaved company endpoint of the company
@@ -122,29 +112,85 @@ func NewAccountEndpoint(accountID string, rels []webhooks.Relationship, events .
 	}
 }
 
-// MustCreateEndpoint validates e, fills what the API would (id, secret,
-// times: t0 unless set) and stores it.
-func MustCreateEndpoint(tb testing.TB, s webhooks.Store, e *webhooks.Endpoint) *webhooks.Endpoint {
+// MustCreateEndpoint creates the endpoint e describes as the API would, at
+// e.Created (t0 unless set), and fills e with what the creation assigned
+// (id, secret, times, defaults).
+func MustCreateEndpoint(tb testing.TB, s Store, e *webhooks.Endpoint) *webhooks.Endpoint {
 	tb.Helper()
-	if err := e.Validate(); err != nil {
-		tb.Fatalf("Endpoint.Validate: %v", err)
+	oe, err := createEndpoint(tb, s, e)
+	if err != nil {
+		tb.Fatalf("CreateEndpoint: %v", err)
 	}
-	if e.ID == "" {
-		e.ID = webhooks.NewID()
+	*e = *oe.Endpoint
+	return e
+}
+
+// createEndpoint creates the endpoint e describes at e.Created (t0 unless
+// set).
+func createEndpoint(tb testing.TB, s Store, e *webhooks.Endpoint) (*app.OwnedEndpoint, error) {
+	owner := app.CompanyOwner(e.CompanyID)
+	if e.Scope == webhooks.ScopeAccount {
+		owner = app.AccountOwner(e.AccountID)
 	}
-	if e.Secret == "" {
-		e.Secret = NewSecret()
+	in := app.EndpointInput{URL: e.URL, EnabledEvents: e.EnabledEvents, APIVersion: e.APIVersion, Livemode: &e.Livemode, Description: e.Description}
+	if e.Relationships != nil {
+		in.Relationships = &e.Relationships
 	}
 	if e.Created.IsZero() {
 		e.Created = t0
 	}
-	if e.Updated.IsZero() {
-		e.Updated = e.Created
+	return UseCases(s, e.Created).CreateEndpoint(tb.Context(), admin, owner, in)
+}
+
+// recordAudit stores an audit entry in a transaction of its own.
+func recordAudit(tb testing.TB, s Store, e *webhooks.AuditEntry) error {
+	return s.InTx(tb.Context(), func(tx app.Tx) error { return tx.InsertAudit(tb.Context(), e) })
+}
+
+// The use cases the suite calls at a given time, by the ids of what they
+// act on.
+
+func updateEndpoint(tb testing.TB, s Store, id string, u *webhooks.EndpointUpdate, now time.Time) (*webhooks.Endpoint, error) {
+	return UseCases(s, now).UpdateEndpoint(tb.Context(), admin, ref(id), *u)
+}
+
+func deleteEndpoint(tb testing.TB, s Store, id string, now time.Time) error {
+	return UseCases(s, now).DeleteEndpoint(tb.Context(), admin, ref(id))
+}
+
+// rotateSecret rotates the endpoint's secret at now, the old one signing
+// until expires.
+func rotateSecret(tb testing.TB, s Store, id string, expires, now time.Time) (*app.Rotation, error) {
+	secs := int64(expires.Sub(now) / time.Second)
+	return UseCases(s, now).RotateSecret(tb.Context(), admin, ref(id), &secs)
+}
+
+func sendTestEvent(tb testing.TB, s Store, endpointID string, now time.Time) (*webhooks.Delivery, error) {
+	return UseCases(s, now).SendTestEvent(tb.Context(), admin, ref(endpointID))
+}
+
+// resend retries or replays the delivery id at now.
+func resend(tb testing.TB, s Store, action, id string, now time.Time) (*webhooks.Delivery, error) {
+	d, err := s.FindDelivery(tb.Context(), id)
+	if err != nil {
+		return nil, err
 	}
-	if err := s.CreateEndpoint(tb.Context(), e, auditBy(admin)); err != nil {
-		tb.Fatalf("CreateEndpoint: %v", err)
-	}
-	return e
+	return UseCases(s, now).Resend(tb.Context(), admin, ref(d.EndpointID), id, action)
+}
+
+func retryDelivery(tb testing.TB, s Store, id string, now time.Time) (*webhooks.Delivery, error) {
+	return resend(tb, s, webhooks.ActionRetry, id, now)
+}
+
+func replayDelivery(tb testing.TB, s Store, id string, now time.Time) (*webhooks.Delivery, error) {
+	return resend(tb, s, webhooks.ActionReplay, id, now)
+}
+
+// recoverRange recovers the endpoint's deliveries created in [since,
+// until) at now.
+func recoverRange(tb testing.TB, s Store, endpointID string, since, until, now time.Time) (int, error) {
+	from, to := since.Unix(), until.Unix()
+	return UseCases(s, now).Recover(tb.Context(), admin, ref(endpointID), app.RecoverInput{Since: &from, Until: &to})
 }
 
 // NewEvent returns an unregistered event about the company, as the API
@@ -183,7 +229,7 @@ func assignEvent(tb testing.TB, ev *webhooks.Event, created time.Time) *webhooks
 
 // MustRegisterEvent registers ev without an idempotency key and returns its
 // deliveries.
-func MustRegisterEvent(tb testing.TB, s webhooks.Store, ev *webhooks.Event) []*webhooks.Delivery {
+func MustRegisterEvent(tb testing.TB, s Store, ev *webhooks.Event) []*webhooks.Delivery {
 	tb.Helper()
 	got, ds, created, err := s.RegisterEvent(tb.Context(), ev, nil)
 	if err != nil {
@@ -197,7 +243,7 @@ func MustRegisterEvent(tb testing.TB, s webhooks.Store, ev *webhooks.Event) []*w
 
 // MustRegisterOne registers ev and returns its delivery to endpointID,
 // failing if there is not exactly one.
-func MustRegisterOne(tb testing.TB, s webhooks.Store, ev *webhooks.Event, endpointID string) *webhooks.Delivery {
+func MustRegisterOne(tb testing.TB, s Store, ev *webhooks.Event, endpointID string) *webhooks.Delivery {
 	tb.Helper()
 	var out *webhooks.Delivery
 	for _, d := range MustRegisterEvent(tb, s, ev) {
@@ -215,7 +261,7 @@ func MustRegisterOne(tb testing.TB, s webhooks.Store, ev *webhooks.Event, endpoi
 }
 
 // MustFindDelivery returns the delivery with its attempts.
-func MustFindDelivery(tb testing.TB, s webhooks.Store, id string) *webhooks.Delivery {
+func MustFindDelivery(tb testing.TB, s Store, id string) *webhooks.Delivery {
 	tb.Helper()
 	d, err := s.FindDelivery(tb.Context(), id)
 	if err != nil {
@@ -225,7 +271,7 @@ func MustFindDelivery(tb testing.TB, s webhooks.Store, id string) *webhooks.Deli
 }
 
 // MustFindEndpoint returns the endpoint.
-func MustFindEndpoint(tb testing.TB, s webhooks.Store, id string) *webhooks.Endpoint {
+func MustFindEndpoint(tb testing.TB, s Store, id string) *webhooks.Endpoint {
 	tb.Helper()
 	e, err := s.FindEndpoint(tb.Context(), id)
 	if err != nil {
@@ -235,7 +281,7 @@ func MustFindEndpoint(tb testing.TB, s webhooks.Store, id string) *webhooks.Endp
 }
 
 // MustFindEvent returns the event.
-func MustFindEvent(tb testing.TB, s webhooks.Store, id string) *webhooks.Event {
+func MustFindEvent(tb testing.TB, s Store, id string) *webhooks.Event {
 	tb.Helper()
 	ev, err := s.FindEvent(tb.Context(), id)
 	if err != nil {
@@ -246,7 +292,7 @@ func MustFindEvent(tb testing.TB, s webhooks.Store, id string) *webhooks.Event {
 
 // MustClaim claims due deliveries at now with a new token and a one-minute
 // lease.
-func MustClaim(tb testing.TB, s webhooks.Store, now time.Time, limit int) []*webhooks.Claim {
+func MustClaim(tb testing.TB, s Store, now time.Time, limit int) []*webhooks.Claim {
 	tb.Helper()
 	return MustClaimRequest(tb, s, webhooks.ClaimRequest{
 		Now: now, Limit: limit, Token: webhooks.NewID(), LeaseUntil: now.Add(time.Minute),
@@ -254,7 +300,7 @@ func MustClaim(tb testing.TB, s webhooks.Store, now time.Time, limit int) []*web
 }
 
 // MustClaimRequest claims deliveries as r says.
-func MustClaimRequest(tb testing.TB, s webhooks.Store, r webhooks.ClaimRequest) []*webhooks.Claim {
+func MustClaimRequest(tb testing.TB, s Store, r webhooks.ClaimRequest) []*webhooks.Claim {
 	tb.Helper()
 	claims, err := s.ClaimDeliveries(tb.Context(), r)
 	if err != nil {
@@ -270,7 +316,7 @@ func MustClaimRequest(tb testing.TB, s webhooks.Store, r webhooks.ClaimRequest) 
 
 // MustClaimOne claims the delivery id, due at now, and hands back any other
 // delivery the claim took.
-func MustClaimOne(tb testing.TB, s webhooks.Store, id string, now time.Time) *webhooks.Claim {
+func MustClaimOne(tb testing.TB, s Store, id string, now time.Time) *webhooks.Claim {
 	tb.Helper()
 	claims := MustClaim(tb, s, now, 100)
 	var out *webhooks.Claim
@@ -313,7 +359,7 @@ func NewRecord(c *webhooks.Claim, now time.Time, status int, t webhooks.Transiti
 }
 
 // MustRecord records one attempt.
-func MustRecord(tb testing.TB, s webhooks.Store, r *webhooks.AttemptRecord) {
+func MustRecord(tb testing.TB, s Store, r *webhooks.AttemptRecord) {
 	tb.Helper()
 	if err := s.RecordAttempts(tb.Context(), []*webhooks.AttemptRecord{r}); err != nil {
 		tb.Fatalf("RecordAttempts: %v", err)
@@ -333,20 +379,20 @@ func retryAt(next time.Time) webhooks.Transition {
 
 // MustAttempt claims the delivery at now and records one attempt answered
 // with status that ends in t.
-func MustAttempt(tb testing.TB, s webhooks.Store, id string, now time.Time, status int, t webhooks.Transition) {
+func MustAttempt(tb testing.TB, s Store, id string, now time.Time, status int, t webhooks.Transition) {
 	tb.Helper()
 	MustRecord(tb, s, NewRecord(MustClaimOne(tb, s, id, now), now, status, t))
 }
 
 // MustFailPermanently makes the delivery, due at now, end failed_permanently
 // after a 410.
-func MustFailPermanently(tb testing.TB, s webhooks.Store, id string, now time.Time) {
+func MustFailPermanently(tb testing.TB, s Store, id string, now time.Time) {
 	tb.Helper()
 	MustAttempt(tb, s, id, now, 410, failedPermanently)
 }
 
 // MustListDeliveries returns every delivery of the endpoint (up to 100).
-func MustListDeliveries(tb testing.TB, s webhooks.Store, f webhooks.DeliveryFilter) []*webhooks.Delivery {
+func MustListDeliveries(tb testing.TB, s Store, f webhooks.DeliveryFilter) []*webhooks.Delivery {
 	tb.Helper()
 	l, err := s.ListDeliveries(tb.Context(), f, webhooks.Page{Limit: 100})
 	if err != nil {
@@ -357,7 +403,7 @@ func MustListDeliveries(tb testing.TB, s webhooks.Store, f webhooks.DeliveryFilt
 
 // MustListAudit returns the account's audit entries (up to 100), newest
 // first.
-func MustListAudit(tb testing.TB, s webhooks.Store, accountID string) []*webhooks.AuditEntry {
+func MustListAudit(tb testing.TB, s Store, accountID string) []*webhooks.AuditEntry {
 	tb.Helper()
 	l, err := s.ListAudit(tb.Context(), accountID, webhooks.Page{Limit: 100})
 	if err != nil {
@@ -410,8 +456,8 @@ func checkAudit(tb testing.TB, got *webhooks.AuditEntry, accountID, action, targ
 	if got.Outcome != webhooks.AuditSucceeded || got.ErrorCode != "" {
 		tb.Errorf("audit entry %s: outcome: got %q %q, want %q", got.Action, got.Outcome, got.ErrorCode, webhooks.AuditSucceeded)
 	}
-	if got.Actor != admin {
-		tb.Errorf("audit entry %s: actor: got %+v, want %+v", got.Action, got.Actor, admin)
+	if got.Actor != admin.Actor {
+		tb.Errorf("audit entry %s: actor: got %+v, want %+v", got.Action, got.Actor, admin.Actor)
 	}
 	if !webhooks.ValidID(got.ID) {
 		tb.Errorf("audit entry %s: id: got %q, want a UUID", got.Action, got.ID)
@@ -420,7 +466,7 @@ func checkAudit(tb testing.TB, got *webhooks.AuditEntry, accountID, action, targ
 }
 
 // checkLastAudit checks the account's newest audit entry.
-func checkLastAudit(tb testing.TB, s webhooks.Store, accountID, action, targetType, targetID string, now time.Time) {
+func checkLastAudit(tb testing.TB, s Store, accountID, action, targetType, targetID string, now time.Time) {
 	tb.Helper()
 	entries := MustListAudit(tb, s, accountID)
 	if len(entries) == 0 {
@@ -520,7 +566,7 @@ func decodeBody(tb testing.TB, body []byte) (envelope, map[string]json.RawMessag
 // checkBody reports a delivery body that is not what the event, as stored,
 // renders for the endpoint: the body is fixed at creation, from the stored
 // event and the endpoint's envelope and version.
-func checkBody(tb testing.TB, s webhooks.Store, d *webhooks.Delivery, ep *webhooks.Endpoint) {
+func checkBody(tb testing.TB, s Store, d *webhooks.Delivery, ep *webhooks.Endpoint) {
 	tb.Helper()
 	ev := MustFindEvent(tb, s, d.EventID)
 	want, err := webhooks.RenderBody(ev, ep, d.Relationship)

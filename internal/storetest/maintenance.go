@@ -8,7 +8,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func testMaintenance(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testMaintenance(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "QueueStats", func(t *testing.T) {
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
@@ -65,7 +65,7 @@ func testMaintenance(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			ce := MustCreateEndpoint(t, s, NewCompanyEndpoint(co.ID, "*"))
 			old2 := MustRegisterOne(t, s, NewEvent(t, "invoice.sent", co.ID, at(time.Second)), ce.ID)
 			MustFailPermanently(t, s, old2.ID, at(2*time.Minute))
-			r, err := s.ReplayDelivery(t.Context(), old2.ID, at(3*time.Minute), auditBy(admin))
+			r, err := replayDelivery(t, s, old2.ID, at(3*time.Minute))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,7 +20,7 @@ type resendFixture struct {
 	accountD, companyD   *webhooks.Delivery // failed_permanently
 }
 
-func newResendFixture(tb testing.TB, s webhooks.Store) *resendFixture {
+func newResendFixture(tb testing.TB, s Store) *resendFixture {
 	tb.Helper()
 	f := &resendFixture{}
 	f.account = MustCreateAccount(tb, s, "")
@@ -55,22 +55,22 @@ func newResendFixture(tb testing.TB, s webhooks.Store) *resendFixture {
 	return f
 }
 
-func disable(tb testing.TB, s webhooks.Store, endpointID string, now time.Time) {
+func disable(tb testing.TB, s Store, endpointID string, now time.Time) {
 	tb.Helper()
-	if _, err := s.UpdateEndpoint(tb.Context(), endpointID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, now, auditBy(admin)); err != nil {
+	if _, err := updateEndpoint(tb, s, endpointID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, now); err != nil {
 		tb.Fatalf("UpdateEndpoint: %v", err)
 	}
 }
 
-func enable(tb testing.TB, s webhooks.Store, endpointID string, now time.Time) {
+func enable(tb testing.TB, s Store, endpointID string, now time.Time) {
 	tb.Helper()
-	if _, err := s.UpdateEndpoint(tb.Context(), endpointID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointEnabled)}, now, auditBy(admin)); err != nil {
+	if _, err := updateEndpoint(tb, s, endpointID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointEnabled)}, now); err != nil {
 		tb.Fatalf("UpdateEndpoint: %v", err)
 	}
 }
 
 // checkUnchanged reports a delivery whose state moved from before's.
-func checkUnchanged(tb testing.TB, s webhooks.Store, name string, before *webhooks.Delivery) {
+func checkUnchanged(tb testing.TB, s Store, name string, before *webhooks.Delivery) {
 	tb.Helper()
 	got := MustFindDelivery(tb, s, before.ID)
 	checkState(tb, name, got, webhooks.Transition{Status: before.Status, Reason: before.Reason, NextAttemptAt: before.NextAttemptAt}, before.AttemptCount)
@@ -89,7 +89,7 @@ func checkRearmed(tb testing.TB, name string, got *webhooks.Delivery, now time.T
 	}
 }
 
-func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testRetryDelivery(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "RetryDelivery", func(t *testing.T) {
 		// A retry re-arms the same delivery for one attempt now: an
 		// account endpoint keeps exactly one delivery per event.
@@ -97,7 +97,7 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
 			now := at(2 * time.Hour)
-			got, err := s.RetryDelivery(t.Context(), f.accountD.ID, now, auditBy(admin))
+			got, err := retryDelivery(t, s, f.accountD.ID, now)
 			if err != nil {
 				t.Fatalf("RetryDelivery: %v", err)
 			}
@@ -128,7 +128,7 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				t.Errorf("after the manual attempt: delivery manual %t, attempt manual %t, want false and true", stored.Manual, stored.Attempts[1].Manual)
 			}
 			later := at(3 * time.Hour)
-			if _, err := s.RetryDelivery(t.Context(), f.accountD.ID, later, auditBy(admin)); err != nil {
+			if _, err := retryDelivery(t, s, f.accountD.ID, later); err != nil {
 				t.Fatalf("RetryDelivery of the failed retry: %v", err)
 			}
 			checkRearmed(t, "retried twice", MustFindDelivery(t, s, f.accountD.ID), later, 2)
@@ -147,7 +147,7 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			d := MustRegisterOne(t, s, NewAccountEvent(t, "account.updated", a.ID, at(time.Minute)), e.ID)
 			enable(t, s, e.ID, at(time.Hour))
 			now := at(2 * time.Hour)
-			if _, err := s.RetryDelivery(t.Context(), d.ID, now, auditBy(admin)); err != nil {
+			if _, err := retryDelivery(t, s, d.ID, now); err != nil {
 				t.Fatalf("RetryDelivery: %v", err)
 			}
 			checkRearmed(t, "retried delivery", MustFindDelivery(t, s, d.ID), now, 0)
@@ -156,7 +156,7 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("ErrWrongResend", func(t *testing.T) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
-			_, err := s.RetryDelivery(t.Context(), f.companyD.ID, at(2*time.Hour), auditBy(admin))
+			_, err := retryDelivery(t, s, f.companyD.ID, at(2*time.Hour))
 			checkCode(t, "RetryDelivery of a company endpoint's delivery", err, webhooks.EWRONGRESEND)
 			checkUnchanged(t, s, "company delivery", f.companyD)
 		})
@@ -172,7 +172,7 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustAttempt(t, s, scheduled.ID, at(5*time.Minute), 503, retryAt(at(time.Hour)))
 			for name, id := range map[string]string{"pending": pending.ID, "delivered": done.ID, "scheduled": scheduled.ID} {
 				before := MustFindDelivery(t, s, id)
-				_, err := s.RetryDelivery(t.Context(), id, at(10*time.Minute), auditBy(admin))
+				_, err := retryDelivery(t, s, id, at(10*time.Minute))
 				checkCode(t, name, err, webhooks.ENOTRESENDABLE)
 				checkUnchanged(t, s, name, before)
 			}
@@ -182,11 +182,11 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
 			// The event is 30 days old: outside the retry window.
-			_, err := s.RetryDelivery(t.Context(), f.accountD.ID, at(webhooks.RetryWindow), auditBy(admin))
+			_, err := retryDelivery(t, s, f.accountD.ID, at(webhooks.RetryWindow))
 			checkCode(t, "RetryDelivery 30 days after the event", err, webhooks.EOUTSIDEWINDOW)
 			checkUnchanged(t, s, "refused delivery", f.accountD)
 			now := at(webhooks.RetryWindow - time.Minute)
-			if _, err := s.RetryDelivery(t.Context(), f.accountD.ID, now, auditBy(admin)); err != nil {
+			if _, err := retryDelivery(t, s, f.accountD.ID, now); err != nil {
 				t.Errorf("RetryDelivery a minute inside the window: %v", err)
 			}
 		})
@@ -195,7 +195,7 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
 			disable(t, s, f.accountEP.ID, at(90*time.Minute))
-			_, err := s.RetryDelivery(t.Context(), f.accountD.ID, at(2*time.Hour), auditBy(admin))
+			_, err := retryDelivery(t, s, f.accountD.ID, at(2*time.Hour))
 			checkCode(t, "RetryDelivery", err, webhooks.EENDPOINTDISABLED)
 			checkUnchanged(t, s, "refused delivery", f.accountD)
 		})
@@ -203,20 +203,20 @@ func testRetryDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
-			_, err := s.RetryDelivery(t.Context(), webhooks.NewID(), at(2*time.Hour), auditBy(admin))
+			_, err := retryDelivery(t, s, webhooks.NewID(), at(2*time.Hour))
 			checkCode(t, "unknown delivery", err, webhooks.ENOTFOUND)
 			// A deleted endpoint's history stays readable, but nothing is
 			// sent to it again.
-			if err := s.DeleteEndpoint(t.Context(), f.accountEP.ID, at(90*time.Minute), auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, f.accountEP.ID, at(90*time.Minute)); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
-			_, err = s.RetryDelivery(t.Context(), f.accountD.ID, at(2*time.Hour), auditBy(admin))
+			_, err = retryDelivery(t, s, f.accountD.ID, at(2*time.Hour))
 			checkCode(t, "deleted endpoint's delivery", err, webhooks.ENOTFOUND)
 		})
 	})
 }
 
-func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testReplayDelivery(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "ReplayDelivery", func(t *testing.T) {
 		// A replay is a new delivery with the stored body and the same
 		// event id; replay_of names the original, also for a replay of a
@@ -225,7 +225,7 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
 			now := at(2 * time.Hour)
-			r, err := s.ReplayDelivery(t.Context(), f.companyD.ID, now, auditBy(admin))
+			r, err := replayDelivery(t, s, f.companyD.ID, now)
 			if err != nil {
 				t.Fatalf("ReplayDelivery: %v", err)
 			}
@@ -238,7 +238,7 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustRecord(t, s, NewRecord(MustClaimOne(t, s, r.ID, now), now, 500, manualFailed))
 			checkState(t, "failed replay", MustFindDelivery(t, s, r.ID), manualFailed, 1)
 			later := at(3 * time.Hour)
-			r2, err := s.ReplayDelivery(t.Context(), r.ID, later, auditBy(admin))
+			r2, err := replayDelivery(t, s, r.ID, later)
 			if err != nil {
 				t.Fatalf("ReplayDelivery of the replay: %v", err)
 			}
@@ -252,7 +252,7 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("ErrWrongResend", func(t *testing.T) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
-			_, err := s.ReplayDelivery(t.Context(), f.accountD.ID, at(2*time.Hour), auditBy(admin))
+			_, err := replayDelivery(t, s, f.accountD.ID, at(2*time.Hour))
 			checkCode(t, "ReplayDelivery of an account endpoint's delivery", err, webhooks.EWRONGRESEND)
 			if ds := MustListDeliveries(t, s, webhooks.DeliveryFilter{EndpointID: f.accountEP.ID}); len(ds) != 1 {
 				t.Errorf("account endpoint's deliveries: got %d, want 1", len(ds))
@@ -268,7 +268,7 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			done := MustRegisterOne(t, s, NewEvent(t, "invoice.paid", c.ID, at(2*time.Minute)), e.ID)
 			MustAttempt(t, s, done.ID, at(3*time.Minute), 200, delivered)
 			for name, id := range map[string]string{"pending": pending.ID, "delivered": done.ID} {
-				_, err := s.ReplayDelivery(t.Context(), id, at(10*time.Minute), auditBy(admin))
+				_, err := replayDelivery(t, s, id, at(10*time.Minute))
 				checkCode(t, name, err, webhooks.ENOTRESENDABLE)
 			}
 			if ds := MustListDeliveries(t, s, webhooks.DeliveryFilter{EndpointID: e.ID}); len(ds) != 2 {
@@ -279,11 +279,11 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("ErrOutsideWindow", func(t *testing.T) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
-			_, err := s.ReplayDelivery(t.Context(), f.companyD.ID, at(webhooks.ReplayWindow), auditBy(admin))
+			_, err := replayDelivery(t, s, f.companyD.ID, at(webhooks.ReplayWindow))
 			checkCode(t, "ReplayDelivery 90 days after the event", err, webhooks.EOUTSIDEWINDOW)
 			// Past the retry window, inside the replay window.
 			now := at(webhooks.ReplayWindow - day)
-			r, err := s.ReplayDelivery(t.Context(), f.companyD.ID, now, auditBy(admin))
+			r, err := replayDelivery(t, s, f.companyD.ID, now)
 			if err != nil {
 				t.Fatalf("ReplayDelivery 89 days after the event: %v", err)
 			}
@@ -294,7 +294,7 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
 			disable(t, s, f.companyEP.ID, at(90*time.Minute))
-			_, err := s.ReplayDelivery(t.Context(), f.companyD.ID, at(2*time.Hour), auditBy(admin))
+			_, err := replayDelivery(t, s, f.companyD.ID, at(2*time.Hour))
 			checkCode(t, "ReplayDelivery", err, webhooks.EENDPOINTDISABLED)
 			if ds := MustListDeliveries(t, s, webhooks.DeliveryFilter{EndpointID: f.companyEP.ID}); len(ds) != 1 {
 				t.Errorf("deliveries: got %d, want 1", len(ds))
@@ -304,12 +304,12 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
-			_, err := s.ReplayDelivery(t.Context(), webhooks.NewID(), at(2*time.Hour), auditBy(admin))
+			_, err := replayDelivery(t, s, webhooks.NewID(), at(2*time.Hour))
 			checkCode(t, "unknown delivery", err, webhooks.ENOTFOUND)
-			if err := s.DeleteEndpoint(t.Context(), f.companyEP.ID, at(90*time.Minute), auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, f.companyEP.ID, at(90*time.Minute)); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
-			_, err = s.ReplayDelivery(t.Context(), f.companyD.ID, at(2*time.Hour), auditBy(admin))
+			_, err = replayDelivery(t, s, f.companyD.ID, at(2*time.Hour))
 			checkCode(t, "deleted endpoint's delivery", err, webhooks.ENOTFOUND)
 		})
 	})
@@ -317,7 +317,7 @@ func testReplayDelivery(t *testing.T, open func(t *testing.T) webhooks.Store) {
 
 // checkReplay reports a replay r of original, made at now, that is not a
 // new delivery of the same event and body armed for one manual attempt.
-func checkReplay(tb testing.TB, s webhooks.Store, r, original *webhooks.Delivery, now time.Time) {
+func checkReplay(tb testing.TB, s Store, r, original *webhooks.Delivery, now time.Time) {
 	tb.Helper()
 	for name, d := range map[string]*webhooks.Delivery{"returned replay": r, "stored replay": MustFindDelivery(tb, s, r.ID)} {
 		if d.ID == original.ID || !webhooks.ValidID(d.ID) {
@@ -339,7 +339,7 @@ func checkReplay(tb testing.TB, s webhooks.Store, r, original *webhooks.Delivery
 	}
 }
 
-func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testRecover(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "Recover", func(t *testing.T) {
 		// Recover re-arms every failed delivery created in [since, until)
 		// whose event is inside the window, and nothing else.
@@ -362,7 +362,7 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			MustAttempt(t, s, done.ID, at(3*time.Hour), 200, delivered)
 			scheduled := register(at(3*time.Hour + time.Minute))
 			MustAttempt(t, s, scheduled.ID, at(3*time.Hour+time.Minute), 503, retryAt(at(10*time.Hour)))
-			test, err := s.SendTestEvent(t.Context(), e.ID, at(4*time.Hour), auditBy(admin))
+			test, err := sendTestEvent(t, s, e.ID, at(4*time.Hour))
 			if err != nil {
 				t.Fatalf("SendTestEvent: %v", err)
 			}
@@ -375,7 +375,7 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				unchanged = append(unchanged, MustFindDelivery(t, s, d.ID))
 			}
 			now := at(6 * time.Hour)
-			n, err := s.Recover(t.Context(), e.ID, since, until, now, auditBy(admin))
+			n, err := recoverRange(t, s, e.ID, since, until, now)
 			if err != nil {
 				t.Fatalf("Recover: %v", err)
 			}
@@ -394,7 +394,7 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 
 			// What was recovered is pending now: recovering again finds
 			// nothing.
-			n, err = s.Recover(t.Context(), e.ID, since, until, now, auditBy(admin))
+			n, err = recoverRange(t, s, e.ID, since, until, now)
 			if err != nil || n != 0 {
 				t.Errorf("Recover again: got %d (%v), want 0", n, err)
 			}
@@ -412,14 +412,14 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			second := MustRegisterOne(t, s, NewEvent(t, "invoice.sent", c.ID, at(2*time.Hour)), e.ID)
 			MustFailPermanently(t, s, first.ID, at(3*time.Hour))
 			MustFailPermanently(t, s, second.ID, at(3*time.Hour))
-			replay, err := s.ReplayDelivery(t.Context(), second.ID, at(4*time.Hour), auditBy(admin))
+			replay, err := replayDelivery(t, s, second.ID, at(4*time.Hour))
 			if err != nil {
 				t.Fatalf("ReplayDelivery: %v", err)
 			}
 			MustRecord(t, s, NewRecord(MustClaimOne(t, s, replay.ID, at(4*time.Hour)), at(4*time.Hour), 500, manualFailed))
 
 			now := at(6 * time.Hour)
-			n, err := s.Recover(t.Context(), e.ID, t0, at(5*time.Hour), now, auditBy(admin))
+			n, err := recoverRange(t, s, e.ID, t0, at(5*time.Hour), now)
 			if err != nil {
 				t.Fatalf("Recover: %v", err)
 			}
@@ -444,7 +444,7 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				}
 				checkReplay(t, s, ds[0], tc.original, now)
 			}
-			n, err = s.Recover(t.Context(), e.ID, t0, at(5*time.Hour), now, auditBy(admin))
+			n, err = recoverRange(t, s, e.ID, t0, at(5*time.Hour), now)
 			if err != nil || n != 0 {
 				t.Errorf("Recover again: got %d (%v), want 0", n, err)
 			}
@@ -470,7 +470,7 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 				ep   *webhooks.Endpoint
 				want int
 			}{{"account endpoint", f.accountEP, 1}, {"company endpoint", f.companyEP, 2}} {
-				n, err := s.Recover(t.Context(), tc.ep.ID, t0, now, now, auditBy(admin))
+				n, err := recoverRange(t, s, tc.ep.ID, t0, now, now)
 				if err != nil {
 					t.Fatalf("%s: Recover: %v", tc.name, err)
 				}
@@ -485,7 +485,7 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
 			disable(t, s, f.accountEP.ID, at(90*time.Minute))
-			_, err := s.Recover(t.Context(), f.accountEP.ID, t0, at(2*time.Hour), at(2*time.Hour), auditBy(admin))
+			_, err := recoverRange(t, s, f.accountEP.ID, t0, at(2*time.Hour), at(2*time.Hour))
 			checkCode(t, "Recover", err, webhooks.EENDPOINTDISABLED)
 			checkState(t, "delivery", MustFindDelivery(t, s, f.accountD.ID), failedPermanently, 1)
 		})
@@ -493,12 +493,12 @@ func testRecover(t *testing.T, open func(t *testing.T) webhooks.Store) {
 		t.Run("ErrNotFound", func(t *testing.T) {
 			s := setup(t, open)
 			f := newResendFixture(t, s)
-			_, err := s.Recover(t.Context(), webhooks.NewID(), t0, at(2*time.Hour), at(2*time.Hour), auditBy(admin))
+			_, err := recoverRange(t, s, webhooks.NewID(), t0, at(2*time.Hour), at(2*time.Hour))
 			checkCode(t, "unknown endpoint", err, webhooks.ENOTFOUND)
-			if err := s.DeleteEndpoint(t.Context(), f.companyEP.ID, at(90*time.Minute), auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, f.companyEP.ID, at(90*time.Minute)); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
-			_, err = s.Recover(t.Context(), f.companyEP.ID, t0, at(2*time.Hour), at(2*time.Hour), auditBy(admin))
+			_, err = recoverRange(t, s, f.companyEP.ID, t0, at(2*time.Hour), at(2*time.Hour))
 			checkCode(t, "deleted endpoint", err, webhooks.ENOTFOUND)
 		})
 	})

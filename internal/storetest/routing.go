@@ -28,7 +28,7 @@ type network struct {
 	allEndpointIDs []string
 }
 
-func newNetwork(tb testing.TB, s webhooks.Store) *network {
+func newNetwork(tb testing.TB, s Store) *network {
 	tb.Helper()
 	n := &network{}
 	n.manager = MustCreateAccount(tb, s, "")
@@ -70,7 +70,7 @@ func (n *network) endpoint(id string) *webhooks.Endpoint {
 // checkRoute checks the deliveries RegisterEvent returned for ev against
 // want (endpoint id → relationship), as returned and as stored, and that no
 // other endpoint of the network got one.
-func (n *network) checkRoute(t *testing.T, s webhooks.Store, ev *webhooks.Event, ds []*webhooks.Delivery, want map[string]webhooks.Relationship) {
+func (n *network) checkRoute(t *testing.T, s Store, ev *webhooks.Event, ds []*webhooks.Delivery, want map[string]webhooks.Relationship) {
 	t.Helper()
 	got := map[string]webhooks.Relationship{}
 	seen := map[string]bool{}
@@ -120,7 +120,7 @@ func (n *network) checkRoute(t *testing.T, s webhooks.Store, ev *webhooks.Event,
 	}
 }
 
-func testRouting(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testRouting(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "Routing", func(t *testing.T) {
 		t.Run("CompanyEvent", func(t *testing.T) {
 			s := setup(t, open)
@@ -273,7 +273,7 @@ func testRouting(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			a := MustCreateAccount(t, s, "")
 			c := MustCreateCompany(t, s, a.ID)
 			e := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
-			if _, err := s.UpdateEndpoint(t.Context(), e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, t0, auditBy(admin)); err != nil {
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, t0); err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
 			// Nothing is lost while an endpoint is off: the delivery
@@ -300,7 +300,7 @@ func testRouting(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			e := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
 			ae := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
 			for _, id := range []string{e.ID, ae.ID} {
-				if err := s.DeleteEndpoint(t.Context(), id, t0, auditBy(admin)); err != nil {
+				if err := deleteEndpoint(t, s, id, t0); err != nil {
 					t.Fatalf("DeleteEndpoint: %v", err)
 				}
 			}

@@ -7,7 +7,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func testSendTestEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
+func testSendTestEvent(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "SendTestEvent", func(t *testing.T) {
 		// On an account endpoint the ping is the endpoint's own: its
 		// account, relationship own, no company, the endpoint's livemode.
@@ -25,7 +25,7 @@ func testSendTestEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			companyEP := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
 
 			now := at(time.Hour)
-			d, err := s.SendTestEvent(t.Context(), e.ID, now, auditBy(admin))
+			d, err := sendTestEvent(t, s, e.ID, now)
 			if err != nil {
 				t.Fatalf("SendTestEvent: %v", err)
 			}
@@ -85,7 +85,7 @@ func testSendTestEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			e := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "invoice.sent"))
 			other := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
 			now := at(time.Hour)
-			d, err := s.SendTestEvent(t.Context(), e.ID, now, auditBy(admin))
+			d, err := sendTestEvent(t, s, e.ID, now)
 			if err != nil {
 				t.Fatalf("SendTestEvent: %v", err)
 			}
@@ -118,10 +118,10 @@ func testSendTestEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
 			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
-			if _, err := s.UpdateEndpoint(t.Context(), e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, t0, auditBy(admin)); err != nil {
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointDisabled)}, t0); err != nil {
 				t.Fatalf("UpdateEndpoint: %v", err)
 			}
-			_, err := s.SendTestEvent(t.Context(), e.ID, at(time.Hour), auditBy(admin))
+			_, err := sendTestEvent(t, s, e.ID, at(time.Hour))
 			checkCode(t, "SendTestEvent", err, webhooks.EENDPOINTDISABLED)
 			if ds := MustListDeliveries(t, s, webhooks.DeliveryFilter{EndpointID: e.ID}); len(ds) != 0 {
 				t.Errorf("deliveries: got %d, want 0", len(ds))
@@ -132,11 +132,11 @@ func testSendTestEvent(t *testing.T, open func(t *testing.T) webhooks.Store) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
 			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
-			if err := s.DeleteEndpoint(t.Context(), e.ID, t0, auditBy(admin)); err != nil {
+			if err := deleteEndpoint(t, s, e.ID, t0); err != nil {
 				t.Fatalf("DeleteEndpoint: %v", err)
 			}
 			for name, id := range map[string]string{"unknown": webhooks.NewID(), "deleted": e.ID} {
-				_, err := s.SendTestEvent(t.Context(), id, at(time.Hour), auditBy(admin))
+				_, err := sendTestEvent(t, s, id, at(time.Hour))
 				checkCode(t, name, err, webhooks.ENOTFOUND)
 			}
 		})
