@@ -17,9 +17,9 @@ import (
 // event in every payload version and envelope, as the real stores do when
 // they create its deliveries, and reports what fails.
 type renderStore struct {
-	app.Store // nil: any other method panics
-	t              *testing.T
-	registered     int
+	app.Store  // nil: any other method panics
+	t          *testing.T
+	registered int
 }
 
 func (s *renderStore) RegisterEvent(_ context.Context, ev *webhooks.Event, _ *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
