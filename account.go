@@ -3,7 +3,6 @@ package webhooks
 import (
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Account is a customer of the platform. A managed account is provisioned by
@@ -23,12 +22,13 @@ func (a *Account) Managed() bool { return a.ProvisionedBy != "" }
 // Validate checks the fields a caller provides.
 func (a *Account) Validate() error {
 	a.Name = strings.TrimSpace(a.Name)
-	switch {
-	case a.Name == "":
+	if a.Name == "" {
 		return Errorf(EINVALID, "name is required.")
-	case utf8.RuneCountInString(a.Name) > 200:
-		return Errorf(EINVALID, "name must be at most 200 characters.")
-	case a.ProvisionedBy != "" && !ValidID(a.ProvisionedBy):
+	}
+	if err := CheckLength("name", a.Name, MaxNameLength); err != nil {
+		return err
+	}
+	if a.ProvisionedBy != "" && !ValidID(a.ProvisionedBy) {
 		return Errorf(EINVALIDPROVISIONING, "provisioned_by %q is not an account id.", a.ProvisionedBy)
 	}
 	return nil

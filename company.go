@@ -3,7 +3,6 @@ package webhooks
 import (
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Company is a business identified by its NIF and owned by one account. A NIF
@@ -24,8 +23,9 @@ func (c *Company) Validate() error {
 		return Errorf(EINVALID, "account_id must be an account id.")
 	case c.Name == "":
 		return Errorf(EINVALID, "name is required.")
-	case utf8.RuneCountInString(c.Name) > 200:
-		return Errorf(EINVALID, "name must be at most 200 characters.")
+	}
+	if err := CheckLength("name", c.Name, MaxNameLength); err != nil {
+		return err
 	}
 	nif, err := NormalizeNIF(c.NIF)
 	if err != nil {

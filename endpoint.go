@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Scope says what an endpoint belongs to.
@@ -178,6 +177,9 @@ func (e *Endpoint) Validate() error {
 	if len(e.URL) > MaxURLLength {
 		return Errorf(EINVALID, "url must be at most %d characters.", MaxURLLength)
 	}
+	if err := CheckText("url", e.URL); err != nil {
+		return err
+	}
 	if len(e.EnabledEvents) == 0 {
 		return Errorf(EINVALID, "enabled_events must list at least one event type, prefix (invoice.*) or *.")
 	}
@@ -196,8 +198,8 @@ func (e *Endpoint) Validate() error {
 	if !KnownAPIVersion(e.APIVersion) {
 		return Errorf(EINVALID, "api_version %q is not one of %s.", e.APIVersion, strings.Join(APIVersions(), ", "))
 	}
-	if utf8.RuneCountInString(e.Description) > MaxDescriptionLength {
-		return Errorf(EINVALID, "description must be at most %d characters.", MaxDescriptionLength)
+	if err := CheckLength("description", e.Description, MaxDescriptionLength); err != nil {
+		return err
 	}
 	if e.Status == "" {
 		e.Status = EndpointEnabled

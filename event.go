@@ -98,8 +98,8 @@ func (e *Event) Validate() error {
 	} else if e.CompanyID == "" {
 		return Errorf(ECOMPANYREQUIRED, "a %s event must name a company: only account.* events may omit company_id.", e.Type)
 	}
-	if utf8.RuneCountInString(e.CorrelationID) > 255 {
-		return Errorf(EINVALID, "correlation_id must be at most 255 characters.")
+	if err := CheckLength("correlation_id", e.CorrelationID, MaxCorrelationIDLength); err != nil {
+		return err
 	}
 	obj := bytes.TrimSpace(e.Object)
 	if len(obj) == 0 || obj[0] != '{' {
@@ -108,6 +108,9 @@ func (e *Event) Validate() error {
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, obj); err != nil {
 		return Errorf(EINVALIDJSON, "data.object is not valid JSON.")
+	}
+	if !utf8.Valid(obj) {
+		return Errorf(EINVALIDJSON, "data.object is not valid UTF-8.")
 	}
 	e.Object = compact.Bytes()
 	return validateObjectForVersions(e.Object)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -206,6 +207,11 @@ func (c *contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		// kin-openapi decodes the first JSON value and ignores what
 		// follows it; an application/json body is one value.
 		reqErr = errors.Join(reqErr, errors.New("the body is not one JSON value"))
+	}
+	if !utf8.Valid(reqBody) {
+		// JSON is UTF-8 (RFC 8259); Go's decoder, and so kin-openapi,
+		// turns what is not into U+FFFD.
+		reqErr = errors.Join(reqErr, errors.New("the body is not UTF-8"))
 	}
 	out := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in, Status: resp.StatusCode, Header: resp.Header, Options: contractOptions,

@@ -189,15 +189,15 @@ func registeredRoutes(t *testing.T) []string {
 					}
 					var arg ast.Expr
 					switch {
-					case sel.Sel.Name == "handle" && len(n.Args) == 3:
+					case (sel.Sel.Name == "handle" || sel.Sel.Name == "list") && len(n.Args) == 3:
 						arg = n.Args[1]
 					case (sel.Sel.Name == "Handle" || sel.Sel.Name == "HandleFunc") && len(n.Args) == 2:
 						arg = n.Args[0]
 					default:
 						return true
 					}
-					if id, ok := arg.(*ast.Ident); ok && (ranged[id.Name] || fd.Name.Name == "handle") {
-						return true // Server.Extra's patterns, and handle's own HandleFunc
+					if id, ok := arg.(*ast.Ident); ok && (ranged[id.Name] || fd.Name.Name == "handle" || fd.Name.Name == "list") {
+						return true // Server.Extra's patterns, and handle's and list's own HandleFunc
 					}
 					v, ok := evalString(arg, env)
 					if !ok {

@@ -11,7 +11,7 @@ func (s *Server) registerAccountRoutes(mux *http.ServeMux) {
 	s.handle(mux, "GET /v1/accounts/{account}", s.handleGetAccount)
 	s.handle(mux, "POST /v1/accounts/{account}/api_keys", s.handleCreateAPIKey)
 	s.handle(mux, "DELETE /v1/accounts/{account}/api_keys/{key}", s.handleRevokeAPIKey)
-	s.handle(mux, "GET /v1/accounts/{account}/audit_log", s.handleListAudit)
+	s.list(mux, "GET /v1/accounts/{account}/audit_log", s.handleListAudit)
 }
 
 func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {

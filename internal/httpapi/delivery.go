@@ -9,7 +9,7 @@ import (
 
 func (s *Server) registerDeliveryRoutes(mux *http.ServeMux, parent string) {
 	base := parent + "/webhook_endpoints/{endpoint}/deliveries"
-	s.handle(mux, "GET "+base, s.handleListDeliveries)
+	s.list(mux, "GET "+base, s.handleListDeliveries)
 	s.handle(mux, "GET "+base+"/{delivery}", s.handleGetDelivery)
 	s.handle(mux, "POST "+base+"/{delivery}/retry", s.handleResend(webhooks.ActionRetry, http.StatusOK))
 	s.handle(mux, "POST "+base+"/{delivery}/replay", s.handleResend(webhooks.ActionReplay, http.StatusCreated))

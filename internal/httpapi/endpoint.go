@@ -10,7 +10,7 @@ import (
 func (s *Server) registerEndpointRoutes(mux *http.ServeMux, parent string) {
 	base := parent + "/webhook_endpoints"
 	s.handle(mux, "POST "+base, s.handleCreateEndpoint)
-	s.handle(mux, "GET "+base, s.handleListEndpoints)
+	s.list(mux, "GET "+base, s.handleListEndpoints)
 	s.handle(mux, "GET "+base+"/{endpoint}", s.handleGetEndpoint)
 	s.handle(mux, "PATCH "+base+"/{endpoint}", s.handleUpdateEndpoint)
 	s.handle(mux, "DELETE "+base+"/{endpoint}", s.handleDeleteEndpoint)

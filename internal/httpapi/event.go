@@ -11,8 +11,8 @@ import (
 func (s *Server) registerEventRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /v1/events", s.handleCreateEvent)
 	s.handle(mux, "GET /v1/events/{event}", s.handleGetEvent)
-	s.handle(mux, "GET /v1/companies/{company}/events", s.handleListEvents)
-	s.handle(mux, "GET /v1/accounts/{account}/events", s.handleListEvents)
+	s.list(mux, "GET /v1/companies/{company}/events", s.handleListEvents)
+	s.list(mux, "GET /v1/accounts/{account}/events", s.handleListEvents)
 }
 
 func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, c app.Caller) error {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -55,6 +56,12 @@ func decodeBytes(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		b = []byte("{}")
 	}
+	// JSON is UTF-8; encoding/json would turn what is not into U+FFFD in
+	// the fields it decodes, and keep it as it is in data.object, which
+	// would then go out as invalid JSON (and PostgreSQL refuses).
+	if !utf8.Valid(b) {
+		return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid UTF-8.")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -64,7 +71,7 @@ func decodeBytes(b []byte, v any) error {
 		err = errors.New("trailing data")
 	}
 	if err == nil {
-		return nil
+		return checkFields(b, v)
 	}
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
@@ -107,7 +114,11 @@ type query struct {
 }
 
 func newQuery(r *http.Request, allowed ...string) *query {
-	q := &query{values: r.URL.Query()}
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	q := &query{values: values}
+	if err != nil {
+		q.fail(webhooks.Errorf(webhooks.EINVALID, "The query string is not valid: %s.", err))
+	}
 	allowed = append(allowed, "limit", "starting_after")
 	for name := range q.values {
 		known := false

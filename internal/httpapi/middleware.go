@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -11,14 +12,11 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// statusWriter records the status, and turns the mux's own plain-text
-// answers (405 for a known path with another method) into JSON errors.
+// statusWriter records the status of the answer, for the log and the
+// metrics.
 type statusWriter struct {
 	http.ResponseWriter
-	status  int
-	swallow bool
-	s       *Server
-	r       *http.Request
+	status int
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -26,12 +24,6 @@ func (w *statusWriter) WriteHeader(code int) {
 		return
 	}
 	w.status = code
-	if code == http.StatusMethodNotAllowed && !strings.HasPrefix(w.Header().Get("Content-Type"), "application/json") {
-		w.swallow = true
-		w.Header().Del("X-Content-Type-Options")
-		writeJSON(w.ResponseWriter, code, errorBody(webhooks.EMETHOD, fmt.Sprintf("%s is not allowed on %s; allowed: %s.", w.r.Method, w.r.URL.Path, w.Header().Get("Allow"))))
-		return
-	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -39,20 +31,19 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.swallow {
-		return len(b), nil
-	}
 	return w.ResponseWriter.Write(b)
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // middleware recovers panics, logs each request (never its body or its
-// Authorization header) and reports it to Observe.
+// Authorization header) and reports it to Observe. A path that is not in
+// its clean form (with //, . or .. segments) names no route: it answers
+// the JSON 404 instead of the mux's redirect, an HTML page.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw := &statusWriter{ResponseWriter: w, s: s, r: r}
+		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -77,9 +68,26 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 		}()
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if p := r.URL.Path; p != cleanPath(p) {
+			s.error(sw, r, webhooks.Errorf(webhooks.ENOTFOUND, "No route %s %s: paths have no empty, . or .. segments.", r.Method, p))
+			return
+		}
 		next.ServeHTTP(sw, r)
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
 	})
+}
+
+// cleanPath is p as the mux routes it: path.Clean's, with a trailing slash
+// kept.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c
 }

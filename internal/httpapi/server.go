@@ -81,15 +81,32 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 	return allow
 }
 
-// handle registers an API route: the handler gets the caller its key
-// names, and any error it returns goes through the one error exit.
-func (s *Server) handle(mux *http.ServeMux, pattern string, h func(w http.ResponseWriter, r *http.Request, c app.Caller) error) {
-	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+// handler is an API route's handler: it gets the caller its key names,
+// and any error it returns goes through the one error exit.
+type handler func(w http.ResponseWriter, r *http.Request, c app.Caller) error
+
+// handle registers a route that takes no query parameters: any it is sent
+// is refused, so that a misplaced filter is an error instead of ignored.
+func (s *Server) handle(mux *http.ServeMux, pattern string, h handler) {
+	mux.HandleFunc(pattern, s.serve(h, false))
+}
+
+// list registers a list's route; its handler reads its query parameters
+// with newQuery, which refuses the ones it does not know.
+func (s *Server) list(mux *http.ServeMux, pattern string, h handler) {
+	mux.HandleFunc(pattern, s.serve(h, true))
+}
+
+func (s *Server) serve(h handler, query bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		key, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok {
 			key = "" // no key at all: 401
 		}
 		c, err := s.App.Authenticate(r.Context(), strings.TrimSpace(key))
+		if err == nil && !query && r.URL.RawQuery != "" {
+			err = webhooks.Errorf(webhooks.EUNKNOWNFIELD, "%s %s takes no query parameters.", r.Method, r.Pattern)
+		}
 		if err == nil {
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 			err = h(w, r, c)
@@ -97,5 +114,5 @@ func (s *Server) handle(mux *http.ServeMux, pattern string, h func(w http.Respon
 		if err != nil {
 			s.error(w, r, err)
 		}
-	})
+	}
 }
