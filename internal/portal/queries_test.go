@@ -1,0 +1,127 @@
+package portal_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/portal"
+	"github.com/factuarea/webhooks/internal/session"
+	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/storetest"
+)
+
+// countingStore counts the reads the portal's pages make.
+type countingStore struct {
+	app.Store
+	reads atomic.Int64
+}
+
+func (s *countingStore) read() { s.reads.Add(1) }
+
+func (s *countingStore) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
+	s.read()
+	return s.Store.FindAccount(ctx, id)
+}
+
+func (s *countingStore) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
+	s.read()
+	return s.Store.FindCompany(ctx, id)
+}
+
+func (s *countingStore) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
+	s.read()
+	return s.Store.FindEndpoint(ctx, id)
+}
+
+func (s *countingStore) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
+	s.read()
+	return s.Store.ListEndpoints(ctx, f, p)
+}
+
+func (s *countingStore) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
+	s.read()
+	return s.Store.ListEvents(ctx, f, p)
+}
+
+func (s *countingStore) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
+	s.read()
+	return s.Store.ListDeliveries(ctx, f, p)
+}
+
+func (s *countingStore) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
+	s.read()
+	return s.Store.ListAccountCompanies(ctx, accountID)
+}
+
+func (s *countingStore) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
+	s.read()
+	return s.Store.ListAccountEndpoints(ctx, accountID)
+}
+
+func (s *countingStore) CountDeliveries(ctx context.Context, ids []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+	s.read()
+	return s.Store.CountDeliveries(ctx, ids, since, bucket)
+}
+
+func (s *countingStore) ListEventDeliveries(ctx context.Context, events, endpoints []string) ([]*webhooks.Delivery, error) {
+	s.read()
+	return s.Store.ListEventDeliveries(ctx, events, endpoints)
+}
+
+// TestPages_Queries: the endpoints page and the events log read the store
+// a fixed number of times, however many companies and endpoints the
+// account has (they used to make one query per company, and walk each
+// endpoint's deliveries, bodies included, to count them).
+func TestPages_Queries(t *testing.T) {
+	reads := func(companies int) map[string]int64 {
+		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "portal.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		a := storetest.MustCreateAccount(t, st, "")
+		storetest.MustCreateEndpoint(t, st, storetest.NewAccountEndpoint(a.ID, nil, "*"))
+		for range companies {
+			c := storetest.MustCreateCompany(t, st, a.ID)
+			for range 2 {
+				storetest.MustCreateEndpoint(t, st, storetest.NewCompanyEndpoint(c.ID, "*"))
+			}
+			for i := range 3 {
+				storetest.MustRegisterEvent(t, st, storetest.NewEvent(t, "invoice.sent", c.ID, t0.Add(time.Duration(i)*time.Minute)))
+			}
+		}
+		counted := &countingStore{Store: st}
+		now := func() time.Time { return t0.Add(time.Hour) }
+		sessions := session.NewSigner("test-admin-key")
+		h, err := portal.New(portal.Config{App: app.New(app.Config{Store: counted, Now: now}), Sessions: sessions, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(h)
+		t.Cleanup(srv.Close)
+		b := &bundle{store: st, sessions: sessions, clock: &clock{now: now()}, server: srv}
+		c := b.signIn(t, a.ID)
+		out := map[string]int64{}
+		for _, path := range []string{"/portal/", "/portal/events", "/portal/endpoints/new"} {
+			before := counted.reads.Load()
+			c.get(path, 200)
+			out[path] = counted.reads.Load() - before
+		}
+		return out
+	}
+	few, many := reads(1), reads(25)
+	for path, n := range few {
+		if many[path] != n {
+			t.Errorf("GET %s: %d store reads with 1 company, %d with 25; want the same", path, n, many[path])
+		}
+		if n > 8 {
+			t.Errorf("GET %s: %d store reads, want at most 8", path, n)
+		}
+	}
+}
