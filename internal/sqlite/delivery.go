@@ -87,34 +87,41 @@ func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery
 	return d, err
 }
 
-// FindDelivery implements app.Store.
+// FindDelivery implements app.Store. The delivery and its attempts are read
+// in one transaction, so in one snapshot of the database: attempt_count
+// and the attempts listed agree while attempts are recorded.
 func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
-	d, err := findDelivery(ctx, s.read, id)
+	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.read.QueryContext(ctx, `SELECT number, started_at, duration_ms, response_status, response_body, error, manual
-		FROM attempts WHERE delivery_id = ? ORDER BY number`, id)
+	defer tx.Rollback()
+	d, err := findDelivery(ctx, tx, id)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	d.Attempts = []*webhooks.Attempt{}
-	for rows.Next() {
+	d.Attempts, err = queryAll(ctx, tx, func(r scanner) (*webhooks.Attempt, error) {
 		a := webhooks.Attempt{DeliveryID: id}
 		var started, status sql.NullInt64
 		var durMS int64
 		var body []byte
 		var errText sql.NullString
 		var manual int
-		if err := rows.Scan(&a.Number, &started, &durMS, &status, &body, &errText, &manual); err != nil {
+		if err := r.Scan(&a.Number, &started, &durMS, &status, &body, &errText, &manual); err != nil {
 			return nil, err
 		}
 		a.StartedAt, a.Duration, a.ResponseStatus = fromMS(started), time.Duration(durMS)*time.Millisecond, int(status.Int64)
 		a.ResponseBody, a.Error, a.Manual = string(body), errText.String, manual == 1
-		d.Attempts = append(d.Attempts, &a)
+		return &a, nil
+	}, `SELECT number, started_at, duration_ms, response_status, response_body, error, manual
+		FROM attempts WHERE delivery_id = ? ORDER BY number`, id)
+	if err != nil {
+		return nil, err
 	}
-	return d, rows.Err()
+	if d.Attempts == nil {
+		d.Attempts = []*webhooks.Attempt{}
+	}
+	return d, nil
 }
 
 // ListDeliveries implements app.Store.

@@ -78,7 +78,7 @@ func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webh
 
 // registration is one RegisterEvent waiting for its group's commit.
 type registration struct {
-	ctx context.Context // the caller's: a registration it ends is rolled back
+	ctx context.Context // the caller's: if it ends before the group begins, the registration is left out
 	ev  *webhooks.Event
 	key *webhooks.IdempotencyKey
 
@@ -92,8 +92,16 @@ const maxGroup = 128
 
 // commitGroup registers group in one transaction, each registration in a
 // savepoint of its own.
+//
+// The group's statements run with a context of the group's, not the
+// callers': a caller that gives up while its registration is being written
+// would interrupt SQLite, which then rolls back the whole transaction and
+// fails every other registration of the group. (Its registration may then
+// commit without its caller being told, as Committer.Do says.)
 func (s *Store) commitGroup(group []*registration) {
-	err := s.inTx(context.Background(), func(tx *txn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := s.inTx(ctx, func(tx *txn) error {
 		for _, r := range group {
 			if r.err = r.ctx.Err(); r.err != nil {
 				continue
@@ -101,7 +109,7 @@ func (s *Store) commitGroup(group []*registration) {
 			if _, err := tx.Exec(`SAVEPOINT registration`); err != nil {
 				return err
 			}
-			r.first, r.deliveries, r.err = registerEvent(r.ctx, tx, r.ev, r.key)
+			r.first, r.deliveries, r.err = registerEvent(ctx, tx, r.ev, r.key)
 			if r.err != nil {
 				if _, err := tx.Exec(`ROLLBACK TO registration`); err != nil {
 					return err

@@ -13,6 +13,51 @@ import (
 // once from several goroutines.
 func testConcurrency(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "Concurrency", func(t *testing.T) {
+		// A delivery is read in one snapshot: its attempt_count and the
+		// attempts listed with it agree while attempts are recorded.
+		t.Run("FindDelivery", func(t *testing.T) {
+			s := setup(t, open)
+			q := newQueue(s)
+			d := q.add(t, q.endpoint(t), t0)
+			const attempts = 150
+			done, stop := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(done)
+				for n := range attempts {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					now := at(time.Duration(n) * time.Second)
+					claims, err := s.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Limit: 1, Token: webhooks.NewID(), LeaseUntil: now.Add(time.Minute)})
+					if err != nil || len(claims) != 1 {
+						t.Errorf("ClaimDeliveries: got %d claims, %v; want the delivery", len(claims), err)
+						return
+					}
+					if err := s.RecordAttempts(t.Context(), []*webhooks.AttemptRecord{NewRecord(claims[0], now, 503, retryAt(now.Add(time.Second)))}); err != nil {
+						t.Errorf("RecordAttempts: %v", err)
+						return
+					}
+				}
+			}()
+			defer func() { close(stop); <-done }()
+			for reading := true; reading; {
+				select {
+				case <-done:
+					reading = false
+				default:
+				}
+				got, err := s.FindDelivery(t.Context(), d.ID)
+				if err != nil {
+					t.Fatalf("FindDelivery: %v", err)
+				}
+				if got.AttemptCount != len(got.Attempts) {
+					t.Fatalf("FindDelivery: attempt_count %d with %d attempts listed, want them equal", got.AttemptCount, len(got.Attempts))
+				}
+			}
+		})
+
 		// Workers claiming at once never claim one delivery twice.
 		t.Run("ClaimDeliveries", func(t *testing.T) {
 			s := setup(t, open)
