@@ -14,11 +14,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/netguard"
 	"github.com/factuarea/webhooks/internal/service"
 )
@@ -137,24 +139,24 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	f := &serveFlags{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
-	fs.StringVar(&f.addr, "addr", env("ADDR", ":8080"), "address to listen on (WEBHOOKS_ADDR)")
-	fs.StringVar(&f.publicURL, "public-url", env("PUBLIC_URL", "http://localhost:8080"), "base URL of the links the service gives out, such as portal sessions (WEBHOOKS_PUBLIC_URL)")
+	fs.StringVar(&f.addr, "addr", env("ADDR", defaultAddr), "address to listen on (WEBHOOKS_ADDR)")
+	fs.StringVar(&f.publicURL, "public-url", env("PUBLIC_URL", service.DefaultPublicURL), "base URL of the links the service gives out, such as portal sessions (WEBHOOKS_PUBLIC_URL)")
 	fs.StringVar(&f.dataDir, "data", env("DATA", "data"), "data folder: the SQLite file and the generated admin key (WEBHOOKS_DATA)")
 	// The database URL (it may hold a password) and the admin key are not
 	// flag defaults, which -h and a bad flag print: the environment fills
 	// them after parsing.
-	fs.StringVar(&f.database, "database", "", "SQLite file path or sqlite: URL, or postgres:// URL; default <data>/webhooks.db (WEBHOOKS_DATABASE)")
+	fs.StringVar(&f.database, "database", "", "SQLite file path or sqlite: URL, or a postgres:// URL or key=value connection string; default <data>/webhooks.db (WEBHOOKS_DATABASE)")
 	fs.StringVar(&f.adminKey, "admin-key", "", "the platform's admin key; default: generated at first start into <data>/admin.key (WEBHOOKS_ADMIN_KEY)")
-	fs.StringVar(&f.retrySchedule, "retry-schedule", env("RETRY_SCHEDULE", "1m,5m,30m,2h,12h,24h,72h"), "waits after each failed attempt (WEBHOOKS_RETRY_SCHEDULE)")
+	fs.StringVar(&f.retrySchedule, "retry-schedule", env("RETRY_SCHEDULE", formatSchedule(webhooks.DefaultRetryWaits)), "waits after each failed attempt, or none for a single attempt (WEBHOOKS_RETRY_SCHEDULE)")
 	fs.Float64Var(&f.retryJitter, "retry-jitter", floatEnv("RETRY_JITTER", webhooks.DefaultRetryJitter), "fraction each wait varies either way (WEBHOOKS_RETRY_JITTER)")
-	fs.DurationVar(&f.attemptTimeout, "attempt-timeout", durationEnv("ATTEMPT_TIMEOUT", 10*time.Second), "time an endpoint has to answer (WEBHOOKS_ATTEMPT_TIMEOUT)")
+	fs.DurationVar(&f.attemptTimeout, "attempt-timeout", durationEnv("ATTEMPT_TIMEOUT", delivery.DefaultAttemptTimeout), "time an endpoint has to answer (WEBHOOKS_ATTEMPT_TIMEOUT)")
 	fs.StringVar(&f.allowNetworks, "allow-networks", env("ALLOW_NETWORKS", ""), "comma-separated CIDRs exempt from the SSRF guard (WEBHOOKS_ALLOW_NETWORKS)")
 	fs.BoolVar(&f.allowHTTP, "allow-http", boolEnv("ALLOW_HTTP"), "let live-mode endpoints use plain http (WEBHOOKS_ALLOW_HTTP)")
-	fs.DurationVar(&f.retention, "retention", durationEnv("RETENTION", 2160*time.Hour), "how long events, deliveries and attempts are kept (WEBHOOKS_RETENTION)")
-	fs.IntVar(&f.concurrency, "concurrency", intEnv("CONCURRENCY", 256), "attempts in flight in this process (WEBHOOKS_CONCURRENCY)")
-	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", 32), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
+	fs.DurationVar(&f.retention, "retention", durationEnv("RETENTION", service.DefaultRetention), "how long events, deliveries and attempts are kept (WEBHOOKS_RETENTION)")
+	fs.IntVar(&f.concurrency, "concurrency", intEnv("CONCURRENCY", delivery.DefaultConcurrency), "attempts in flight in this process (WEBHOOKS_CONCURRENCY)")
+	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", delivery.DefaultPerEndpoint), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
 	fs.DurationVar(&f.lease, "lease", durationEnv("LEASE", 0), "how long a claim lasts before another process may take the delivery over; default attempt timeout + 30s (WEBHOOKS_LEASE)")
-	fs.DurationVar(&f.pollInterval, "poll-interval", durationEnv("POLL_INTERVAL", time.Second), "safety-net poll for due deliveries (WEBHOOKS_POLL_INTERVAL)")
+	fs.DurationVar(&f.pollInterval, "poll-interval", durationEnv("POLL_INTERVAL", delivery.DefaultPollInterval), "safety-net poll for due deliveries (WEBHOOKS_POLL_INTERVAL)")
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", durationEnv("SHUTDOWN_GRACE", 0), "time in-flight attempts get to finish at shutdown; default attempt timeout + 1s (WEBHOOKS_SHUTDOWN_GRACE)")
 	fs.StringVar(&f.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (WEBHOOKS_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", env("LOG_FORMAT", "text"), "text or json (WEBHOOKS_LOG_FORMAT)")
@@ -202,7 +204,7 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		return cfg, errors.New("attempt timeout must be positive")
 	}
 	if f.retention < 24*time.Hour {
-		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is 2160h, 90 days)", f.retention)
+		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is %s)", f.retention, service.DefaultRetention)
 	}
 	if f.concurrency < 1 || f.perEndpoint < 1 {
 		return cfg, errors.New("concurrency and endpoint concurrency must be at least 1")
@@ -216,21 +218,45 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 	return cfg, nil
 }
 
-// parseSchedule reads a comma list of Go durations.
+// defaultAddr is where serve listens unless told.
+const defaultAddr = ":8080"
+
+// parseSchedule reads a comma list of Go durations, or "none": no retry,
+// a single attempt. An empty list is an error, not the default in
+// disguise.
 func parseSchedule(s string) ([]time.Duration, error) {
-	var waits []time.Duration
+	if strings.TrimSpace(s) == "none" {
+		return []time.Duration{}, nil
+	}
+	waits := []time.Duration{}
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
 		d, err := time.ParseDuration(part)
 		if err != nil || d <= 0 {
+			if part == "" {
+				return nil, fmt.Errorf("retry schedule %q has an empty wait: list durations such as 1m,5m,30m, or say none for a single attempt", s)
+			}
 			return nil, fmt.Errorf("retry schedule: %q is not a positive duration (such as 1m or 2h)", part)
 		}
 		waits = append(waits, d)
 	}
 	return waits, nil
+}
+
+// formatSchedule writes waits as the retry schedule's setting.
+func formatSchedule(waits []time.Duration) string {
+	parts := make([]string, len(waits))
+	for i, w := range waits {
+		p := w.String() // "2h0m0s": without the zero units
+		if strings.HasSuffix(p, "m0s") {
+			p = strings.TrimSuffix(p, "0s")
+		}
+		if strings.HasSuffix(p, "h0m") {
+			p = strings.TrimSuffix(p, "0m")
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ",")
 }
 
 // adminKey returns the configured admin key, or the one kept in the data
@@ -293,8 +319,15 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("log format %q: use text or json", format)
 }
 
-// redactDSN hides a password in a database URL before it is logged.
+// keyValuePassword is the password of a key=value connection string.
+var keyValuePassword = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// redactDSN hides a password in a database URL or connection string before
+// it is logged.
 func redactDSN(dsn string) string {
+	if service.IsPostgres(dsn) && !strings.Contains(dsn, "://") {
+		return keyValuePassword.ReplaceAllString(dsn, "${1}xxxxx")
+	}
 	if i := strings.Index(dsn, "://"); i >= 0 {
 		if at := strings.LastIndex(dsn, "@"); at > i {
 			if colon := strings.Index(dsn[i+3:at], ":"); colon >= 0 {

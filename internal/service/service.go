@@ -37,7 +37,9 @@ type Config struct {
 	Database string
 	// AdminKey is the platform's key; it must not be empty.
 	AdminKey string
-	// Policy is the retry schedule; zero is the spec's.
+	// Policy is the retry schedule. Nil Waits take the spec's schedule
+	// (webhooks.DefaultRetryPolicy); an empty, non-nil list means no
+	// retries: one attempt only.
 	Policy webhooks.RetryPolicy
 	// AttemptTimeout bounds each attempt. Defaults to 10 s.
 	AttemptTimeout time.Duration
@@ -46,7 +48,7 @@ type Config struct {
 	// AllowHTTP lets live-mode endpoints use plain http.
 	AllowHTTP bool
 	// PublicURL is the base of the links the service gives out (portal
-	// sessions). Defaults to http://localhost:8080.
+	// sessions). Defaults to DefaultPublicURL.
 	PublicURL string
 	// Concurrency caps attempts in flight in this process; PerEndpoint caps
 	// them per endpoint across every process.
@@ -188,7 +190,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if notifier != nil {
 		notifier.SetLocalWorkers(s.Engine.HasRoom)
 	}
-	cfg.PublicURL = cmp.Or(cfg.PublicURL, "http://localhost:8080")
+	cfg.PublicURL = cmp.Or(cfg.PublicURL, DefaultPublicURL)
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		store.Close()
 		return nil, fmt.Errorf("public URL %q must be an http or https URL, such as https://hooks.example.com", cfg.PublicURL)
@@ -221,11 +223,35 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
+// DefaultPublicURL is the base of the links the service gives out unless
+// configured.
+const DefaultPublicURL = "http://localhost:8080"
+
+// libpqKeywords are the keys a key=value PostgreSQL connection string
+// starts with (libpq's, which pgx reads too).
+var libpqKeywords = map[string]bool{
+	"host": true, "hostaddr": true, "port": true, "dbname": true, "user": true, "password": true, "passfile": true,
+	"connect_timeout": true, "sslmode": true, "sslcert": true, "sslkey": true, "sslrootcert": true, "sslpassword": true,
+	"application_name": true, "options": true, "target_session_attrs": true, "service": true, "search_path": true,
+}
+
+// IsPostgres reports whether a database setting names PostgreSQL: a
+// postgres:// or postgresql:// URL, or a key=value connection string such
+// as "host=db.internal dbname=webhooks". Anything else is a SQLite file
+// (a path that looks like such a string can say so with sqlite:).
+func IsPostgres(database string) bool {
+	if strings.HasPrefix(database, "postgres://") || strings.HasPrefix(database, "postgresql://") {
+		return true
+	}
+	key, _, ok := strings.Cut(strings.TrimSpace(database), "=")
+	return ok && libpqKeywords[strings.TrimSpace(key)]
+}
+
 // openBackend picks the backend from the database setting; a notifier
 // comes with the backends several processes share.
 func openBackend(ctx context.Context, database string, logger *slog.Logger) (Backend, Notifier, error) {
 	switch {
-	case strings.HasPrefix(database, "postgres://"), strings.HasPrefix(database, "postgresql://"):
+	case IsPostgres(database):
 		pg, err := postgres.Open(ctx, database, postgres.WithLogger(logger))
 		if err != nil {
 			return nil, nil, err
