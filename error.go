@@ -3,6 +3,7 @@ package webhooks
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes. They are part of the public API (the "code" of an error
@@ -72,6 +73,18 @@ func ErrorCode(err error) string {
 	}
 	return EINTERNAL
 }
+
+// ErrUnavailable is the error of a database that does not answer (down,
+// restarting, unreachable, out of connections): the caller is told to try
+// again shortly (503 with Retry-After), never that the service failed.
+// Stores wrap the database's error with it: fmt.Errorf("%w: %w",
+// ErrUnavailable, err).
+var ErrUnavailable = &Error{Code: EUNAVAILABLE, Message: "The service cannot reach its database right now: try again in a moment."}
+
+// RetryAfterUnavailable is how long a caller told ErrUnavailable is asked
+// to wait (Retry-After): about what a database restart or a failover
+// takes.
+const RetryAfterUnavailable = 5 * time.Second
 
 // NotFound is the error of an object that does not exist, or that belongs
 // to another tenant: the two answers are the same, so that ids cannot be

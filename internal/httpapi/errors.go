@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -41,14 +43,21 @@ func StatusOf(code string) int {
 	return http.StatusInternalServerError
 }
 
+// retryAfter is a 503's Retry-After, in seconds.
+var retryAfter = strconv.Itoa(int(webhooks.RetryAfterUnavailable / time.Second))
+
 // error is the one exit for errors: the spec's JSON shape, and a log line
-// for internal errors only (whose details never reach the caller).
+// for internal errors and an unavailable database only (whose details
+// never reach the caller).
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	code := webhooks.ErrorCode(err)
-	if code == webhooks.EINTERNAL {
+	switch code {
+	case webhooks.EINTERNAL:
 		s.Logger.Error("http: internal error", "method", r.Method, "route", r.Pattern, "err", err)
-	}
-	if code == webhooks.EUNAUTHORIZED {
+	case webhooks.EUNAVAILABLE:
+		s.Logger.Warn("http: service unavailable", "method", r.Method, "route", r.Pattern, "err", err)
+		w.Header().Set("Retry-After", retryAfter)
+	case webhooks.EUNAUTHORIZED:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="webhooks"`)
 	}
 	writeJSON(w, StatusOf(code), errorBody(code, webhooks.ErrorMessage(err)))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	webhooks "github.com/factuarea/webhooks"
 )
 
 func (s *Server) registerHealthRoutes(mux *http.ServeMux) {
@@ -17,7 +19,8 @@ func (s *Server) registerHealthRoutes(mux *http.ServeMux) {
 		defer cancel()
 		if err := s.Ping(ctx); err != nil {
 			s.Logger.Warn("readyz: database unreachable", "err", err)
-			writeJSON(w, http.StatusServiceUnavailable, errorBody("service_unavailable", "The database does not answer."))
+			w.Header().Set("Retry-After", retryAfter)
+			writeJSON(w, http.StatusServiceUnavailable, errorBody(webhooks.EUNAVAILABLE, "The database does not answer."))
 			return
 		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -275,6 +276,10 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, c *reqCtx, err er
 	switch webhooks.ErrorCode(err) {
 	case webhooks.ENOTFOUND:
 		status = http.StatusNotFound
+	case webhooks.EUNAVAILABLE:
+		h.cfg.Logger.Warn("portal: service unavailable", "route", r.Pattern, "err", err)
+		w.Header().Set("Retry-After", strconv.Itoa(int(webhooks.RetryAfterUnavailable/time.Second)))
+		status = http.StatusServiceUnavailable
 	case webhooks.EINTERNAL:
 		if errors.Is(err, context.Canceled) {
 			return

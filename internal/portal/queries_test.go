@@ -2,8 +2,10 @@ package portal_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,5 +125,31 @@ func TestPages_Queries(t *testing.T) {
 		if n > 8 {
 			t.Errorf("GET %s: %d store reads, want at most 8", path, n)
 		}
+	}
+}
+
+// downStore is a store whose database does not answer.
+type downStore struct{ app.Store }
+
+func (downStore) FindAccount(context.Context, string) (*webhooks.Account, error) {
+	return nil, fmt.Errorf("%w: connection refused", webhooks.ErrUnavailable)
+}
+
+// TestPages_Unavailable: while the database does not answer, a page says
+// so with 503 and Retry-After, not that something went wrong.
+func TestPages_Unavailable(t *testing.T) {
+	b := setup(t)
+	c := b.signIn(t, b.a.account.ID)
+	now := func() time.Time { return b.clock.Now() }
+	h, err := portal.New(portal.Config{App: app.New(app.Config{Store: downStore{b.store}, Now: now}), Sessions: b.sessions, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	c.b = &bundle{store: b.store, sessions: b.sessions, clock: b.clock, server: srv}
+	r := c.do("GET", "/portal/", nil)
+	if r.status != 503 || r.header.Get("Retry-After") != "5" || !strings.Contains(r.body, "cannot reach its database") {
+		t.Errorf("GET /portal/ with the database down: got %d, Retry-After %q, want 503 saying the database is unreachable", r.status, r.header.Get("Retry-After"))
 	}
 }

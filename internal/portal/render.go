@@ -147,6 +147,9 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, c *reqCtx,
 	case http.StatusBadRequest:
 		p.Title, p.Heading = "Bad request", "The request could not be read"
 		p.Text = "Nothing was changed. Go back and try again."
+	case http.StatusServiceUnavailable:
+		p.Title, p.Heading = "Unavailable", "The service is unavailable for a moment"
+		p.Text = "It cannot reach its database right now. Nothing was changed, and no event is lost: deliveries go on once it is back. Reload the page in a minute."
 	default:
 		p.Title, p.Heading = "Error", "Something went wrong"
 		p.Text = "Nothing you did caused this, and it has been logged. Try again in a moment."

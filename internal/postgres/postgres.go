@@ -19,12 +19,15 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"sort"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,6 +66,10 @@ const (
 
 // DefaultMaxConns is the pool size unless the URL sets pool_max_conns.
 const DefaultMaxConns = 16
+
+// DefaultConnectTimeout bounds each attempt to connect, unless the URL
+// sets connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
 
 // Store is the PostgreSQL backend.
 type Store struct {
@@ -123,6 +130,13 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	}
 	if o.searchPath != "" {
 		cfg.ConnConfig.RuntimeParams["search_path"] = o.searchPath
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		// A database that does not answer (a host gone, a network
+		// partition) fails a request in seconds with 503, instead of
+		// holding it until the client gives up. connect_timeout in the
+		// URL changes it.
+		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	switch {
 	case o.maxConns > 0:
@@ -311,17 +325,36 @@ func txError(err error) error {
 		return webhooks.Errorf(webhooks.EINVALID, "The request contains text that is not valid UTF-8 (or contains a NUL character).")
 	}
 	if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+		if unavailable(err) {
+			return fmt.Errorf("%w: postgres: %w", webhooks.ErrUnavailable, err)
+		}
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return err
 }
 
+// unavailable reports whether err says that the database does not answer,
+// rather than that it refused the request: no connection could be made or
+// kept, or the server is shutting down, starting, or out of connections.
+func unavailable(err error) bool {
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.As(err, &connectErr), errors.As(err, &netErr), pgconn.Timeout(err),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.As(err, &pgErr):
+		// Class 08, connection exceptions; 53300, too many connections;
+		// 57P01-03, the server shut down, crashed, or is starting.
+		return strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "53300" || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03"
+	}
+	return false
+}
+
 // read wraps a read's internal errors as inTx does.
 func read[T any](v T, err error) (T, error) {
-	if err != nil && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
-		return v, fmt.Errorf("postgres: %w", err)
-	}
-	return v, err
+	return v, txError(err)
 }
 
 // querier is what a read needs: the pool, or a transaction when the read is

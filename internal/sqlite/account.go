@@ -22,7 +22,7 @@ func (t *txn) FindAccount(ctx context.Context, id string) (*webhooks.Account, er
 
 // FindAccount implements app.Store.
 func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
-	return findAccount(ctx, s.read, id)
+	return read(findAccount(ctx, s.read, id))
 }
 
 func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, error) {
@@ -68,7 +68,7 @@ func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, 
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("api key")
 	} else if err != nil {
-		return nil, err
+		return nil, dbError(err)
 	}
 	k.Created = fromMS(created)
 	return &k, nil
@@ -91,7 +91,7 @@ func (t *txn) FindCompany(ctx context.Context, id string) (*webhooks.Company, er
 
 // FindCompany implements app.Store.
 func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
-	return findCompany(ctx, s.read, id)
+	return read(findCompany(ctx, s.read, id))
 }
 
 func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
@@ -117,10 +117,10 @@ func scanCompany(r scanner) (*webhooks.Company, error) {
 // ListCompanies implements app.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
-	return list(ctx, s.read, q, p, scanCompany)
+	return read(list(ctx, s.read, q, p, scanCompany))
 }
 
 // ListAccountCompanies implements app.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
-	return queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? ORDER BY created, id`, accountID)
+	return read(queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? ORDER BY created, id`, accountID))
 }

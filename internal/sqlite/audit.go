@@ -30,12 +30,12 @@ func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page
 		where: []string{"account_id = ?"},
 		args:  []any{accountID},
 	}
-	return list(ctx, s.read, q, p, func(r scanner) (*webhooks.AuditEntry, error) {
+	return read(list(ctx, s.read, q, p, func(r scanner) (*webhooks.AuditEntry, error) {
 		var e webhooks.AuditEntry
 		var actorID, code sql.NullString
 		var created sql.NullInt64
 		err := r.Scan(&e.ID, &e.AccountID, &e.Actor.Type, &actorID, &e.Action, &e.TargetType, &e.TargetID, &e.Outcome, &code, &created)
 		e.Actor.ID, e.ErrorCode, e.Created = actorID.String, code.String, fromMS(created)
 		return &e, err
-	})
+	}))
 }

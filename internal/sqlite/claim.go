@@ -283,7 +283,7 @@ func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, er
 	var next sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM deliveries
 		WHERE status = 'pending' AND parked = 0 AND next_attempt_at > ?`, ms(now)).Scan(&next)
-	return fromMS(next), err
+	return fromMS(next), dbError(err)
 }
 
 // prefixed qualifies a column list with a table alias.

@@ -91,6 +91,10 @@ func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery
 // in one transaction, so in one snapshot of the database: attempt_count
 // and the attempts listed agree while attempts are recorded.
 func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
+	return read(s.findDelivery(ctx, id))
+}
+
+func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
 	tx, err := s.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
@@ -134,7 +138,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	if f.EventID != "" {
 		q.where, q.args = append(q.where, "event_id = ?"), append(q.args, f.EventID)
 	}
-	return list(ctx, s.read, q, p, scanDelivery)
+	return read(list(ctx, s.read, q, p, scanDelivery))
 }
 
 // CountDeliveries implements app.Store. Listing every state lets the
@@ -151,13 +155,13 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 		args = append(args, st)
 	}
 	args = append(args, ms(since))
-	return queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
+	return read(queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
 		var c webhooks.DeliveryCount
 		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
 		return c, err
 	}, `SELECT endpoint_id, (created - ?) / ?, status, count(*) FROM deliveries
 		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND status IN (`+placeholders(len(webhooks.DeliveryStatuses))+`)
-		AND created >= ? GROUP BY 1, 2, 3`, args...)
+		AND created >= ? GROUP BY 1, 2, 3`, args...))
 }
 
 // ListEventDeliveries implements app.Store.
@@ -169,9 +173,9 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 	for _, id := range append(slices.Clone(eventIDs), endpointIDs...) {
 		args = append(args, id)
 	}
-	return queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries
+	return read(queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries
 		WHERE event_id IN (`+placeholders(len(eventIDs))+`) AND endpoint_id IN (`+placeholders(len(endpointIDs))+`)
-		ORDER BY created, id`, args...)
+		ORDER BY created, id`, args...))
 }
 
 // InsertDeliveries implements app.Tx.

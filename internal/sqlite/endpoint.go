@@ -108,7 +108,7 @@ func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now tim
 
 // FindEndpoint implements app.Store.
 func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
-	return findEndpoint(ctx, s.read, id)
+	return read(findEndpoint(ctx, s.read, id))
 }
 
 // ListEndpoints implements app.Store.
@@ -121,11 +121,11 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	}
 	q.scoped()
 	q.where = append(q.where, "deleted IS NULL")
-	return list(ctx, s.read, q, p, scanEndpoint)
+	return read(list(ctx, s.read, q, p, scanEndpoint))
 }
 
 // ListAccountEndpoints implements app.Store.
 func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
-	return queryEndpoints(ctx, s.read, `(account_id = ?1 OR company_id IN (SELECT id FROM companies WHERE account_id = ?1))
-		ORDER BY created, id`, accountID)
+	return read(queryEndpoints(ctx, s.read, `(account_id = ?1 OR company_id IN (SELECT id FROM companies WHERE account_id = ?1))
+		ORDER BY created, id`, accountID))
 }

@@ -35,7 +35,7 @@ func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, erro
 
 // FindEvent implements app.Store.
 func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, error) {
-	return findEvent(ctx, s.read, id)
+	return read(findEvent(ctx, s.read, id))
 }
 
 // ListEvents implements app.Store.
@@ -55,7 +55,7 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	if !f.CreatedLT.IsZero() {
 		q.where, q.args = append(q.where, "created < ?"), append(q.args, ms(f.CreatedLT))
 	}
-	return list(ctx, s.read, q, p, scanEvent)
+	return read(list(ctx, s.read, q, p, scanEvent))
 }
 
 // RegisterEvent implements app.Store. Registrations are committed in

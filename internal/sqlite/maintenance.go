@@ -23,6 +23,7 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 1),
 		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1)`, ms(now)).
 		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight)
+	err = dbError(err)
 	st.Due = waiting + parked
 	st.OldestDue = fromMS(oldestWaiting)
 	if p := fromMS(oldestParked); !p.IsZero() && (st.OldestDue.IsZero() || p.Before(st.OldestDue)) {

@@ -23,7 +23,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
@@ -214,7 +215,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 func (s *Store) inTxWith(ctx context.Context, d durability, fn func(tx *txn) error) error {
 	err := s.runTx(ctx, d, fn)
 	s.stmts.prepareMissed(ctx, s.write)
-	return err
+	return dbError(err)
 }
 
 func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error) error {
@@ -291,6 +292,23 @@ func boolInt(b bool) int {
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// dbError is an error as the store reports it: the domain's as they are,
+// and the database's that mean it cannot serve now (locked past the busy
+// timeout, a disk that fails or is full) as webhooks.ErrUnavailable.
+func dbError(err error) error {
+	var e *msqlite.Error
+	if errors.As(err, &e) && webhooks.ErrorCode(err) == webhooks.EINTERNAL {
+		switch e.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+			return fmt.Errorf("%w: sqlite: %w", webhooks.ErrUnavailable, err)
+		}
+	}
+	return err
+}
+
+// read reports a read's error as dbError does.
+func read[T any](v T, err error) (T, error) { return v, dbError(err) }
 
 // notFound is the error for an object that does not exist.
 func notFound(kind string) error {
