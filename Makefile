@@ -20,6 +20,7 @@ bench: ## the throughput and latency figures of the README (30 s per scenario)
 build: ## build the webhooks binary
 	go build -o webhooks ./cmd/webhooks
 
-vet: ## go vet and gofmt
+vet: ## go vet, gofmt and go mod tidy
 	go vet ./...
+	go mod tidy -diff
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)

@@ -10,8 +10,9 @@ import (
 // rel, in the endpoint's payload version, as compact JSON with the fields in
 // the spec's order. It is called once, when the delivery is created.
 //
-// eventAccountID is the account the event belongs to (the endpoint's own
-// account for "own", the managed account's for "managed").
+// The account envelope's account is ev.AccountID, the account the event
+// belongs to: the endpoint's own for "own", the managed account's for
+// "managed".
 func RenderBody(ev *Event, ep *Endpoint, rel Relationship) ([]byte, error) {
 	data, err := RenderData(ev, ep.APIVersion)
 	if err != nil {

@@ -49,7 +49,7 @@ func (c *ProbeCommand) Run(ctx context.Context, args []string) error {
 	slow := fs.Duration("slow", probe.DefaultSlowAfter, "warn when an answer takes longer than this")
 	repeat := fs.Int("repeat", probe.DefaultRepeat, "how many copies of one event to deliver at once")
 	account := fs.String("account", "", "send the account endpoint's envelope for this account `id` (default: the company endpoint's)")
-	apiVersion := fs.String("api-version", probe.APIVersionLatest, "the payload `version` the endpoint is pinned to ("+probe.APIVersionLatest+" or "+probe.APIVersion20250601+")")
+	apiVersion := fs.String("api-version", webhooks.LatestAPIVersion, "the payload `version` the endpoint is pinned to: "+strings.Join(webhooks.APIVersions(), " or "))
 	livemode := fs.Bool("livemode", true, "the events' livemode")
 	if err := fs.Parse(args); err != nil {
 		return err

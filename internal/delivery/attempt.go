@@ -13,16 +13,8 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/receiver"
 	"github.com/factuarea/webhooks/signature"
-)
-
-// Headers of a delivery request.
-const (
-	HeaderEventID      = "Factuarea-Event-Id"
-	HeaderEventType    = "Factuarea-Event-Type"
-	HeaderDeliveryID   = "Factuarea-Delivery-Id"
-	HeaderRelationship = "Factuarea-Account-Relationship"
-	HeaderIdempotency  = "Idempotency-Key"
 )
 
 // UserAgent identifies the sender.
@@ -47,18 +39,24 @@ func NewRequest(ctx context.Context, d *webhooks.Delivery, ep *webhooks.Endpoint
 	if err != nil {
 		return nil, err
 	}
-	h := req.Header
+	SetHeaders(req.Header, d, signature.Sign(now.Unix(), d.Body, ep.SigningSecrets(now)...))
+	return req, nil
+}
+
+// SetHeaders sets the headers of a request of d, whose signature header is
+// sig: the names the receiver kit publishes (receiver.HeaderEventID…),
+// the values of SPEC section 4.
+func SetHeaders(h http.Header, d *webhooks.Delivery, sig string) {
 	h["Content-Type"] = []string{"application/json"}
 	h["User-Agent"] = []string{UserAgent}
-	h[signature.HeaderName] = []string{signature.Sign(now.Unix(), d.Body, ep.SigningSecrets(now)...)}
-	h[HeaderEventID] = []string{d.EventID}
-	h[HeaderEventType] = []string{d.EventType}
-	h[HeaderDeliveryID] = []string{d.ID}
-	h[HeaderIdempotency] = []string{d.EventID}
+	h[signature.HeaderName] = []string{sig}
+	h[receiver.HeaderEventID] = []string{d.EventID}
+	h[receiver.HeaderEventType] = []string{d.EventType}
+	h[receiver.HeaderDeliveryID] = []string{d.ID}
+	h[receiver.HeaderIdempotencyKey] = []string{d.EventID}
 	if d.Relationship != "" {
-		h[HeaderRelationship] = []string{string(d.Relationship)}
+		h[receiver.HeaderAccountRelationship] = []string{string(d.Relationship)}
 	}
-	return req, nil
 }
 
 // attempt makes one attempt of a claimed delivery and returns its record,

@@ -80,6 +80,11 @@ type Config struct {
 	Metrics Metrics
 	// Recorded, if set, is called after each batch of attempts is stored.
 	Recorded func([]*webhooks.AttemptRecord)
+	// Looked, if set, is called after each claim that looked for due
+	// deliveries, with the time it looked at and how many it claimed: a
+	// look at t that claimed none proves nothing was due at t (tests wait
+	// on it instead of sleeping).
+	Looked func(now time.Time, claimed int)
 }
 
 // Engine claims due deliveries and attempts them.
@@ -319,6 +324,9 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	}
 	d.stored(d.records)
 	d.records = nil
+	if limit > 0 && d.cfg.Looked != nil {
+		d.cfg.Looked(now, len(claims))
+	}
 	for _, c := range claims {
 		d.inflight.Add(1)
 		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()

@@ -31,7 +31,15 @@ type testService struct {
 
 	mu       sync.Mutex
 	recorded []*webhooks.AttemptRecord
+	looks    []look // the engine's looks for due deliveries
 	signal   chan struct{}
+	now      func() time.Time // the service's clock
+}
+
+// look is one of the engine's looks for due deliveries.
+type look struct {
+	at      time.Time
+	claimed int
 }
 
 // options adjust a test service's configuration.
@@ -68,8 +76,13 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 			}
 		},
 	}
+	cfg.Looked = ts.looked
 	for _, o := range opts {
 		o(&cfg)
+	}
+	ts.now = cfg.Now
+	if ts.now == nil {
+		ts.now = time.Now
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := service.Open(ctx, cfg)
@@ -114,6 +127,46 @@ func (ts *testService) waitFor(what string, timeout time.Duration, cond func() b
 			ts.t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 	}
+}
+
+// looked records one of the engine's looks.
+func (ts *testService) looked(at time.Time, claimed int) {
+	ts.mu.Lock()
+	ts.looks = append(ts.looks, look{at, claimed})
+	ts.mu.Unlock()
+	select {
+	case ts.signal <- struct{}{}:
+	default:
+	}
+}
+
+// idle wakes the engine and waits until it has looked for due deliveries at
+// the service's time now, or later, and found none, and until what it
+// claimed since then (nothing, if the test is right) has been attempted and
+// recorded. An assertion that nothing went out is then one about the
+// engine, not about how long the test waited.
+func (ts *testService) idle() {
+	ts.t.Helper()
+	mark := ts.now()
+	ts.mu.Lock()
+	recordedBefore, seen := len(ts.recorded), len(ts.looks)
+	ts.mu.Unlock()
+	ts.svc.Engine.Wake()
+	ts.waitFor("the engine to find nothing due", 10*time.Second, func() bool {
+		ts.mu.Lock()
+		defer ts.mu.Unlock()
+		claimed, quiet := 0, false
+		for _, l := range ts.looks[seen:] {
+			if !l.at.Before(mark) {
+				claimed += l.claimed
+				quiet = quiet || l.claimed == 0
+			}
+		}
+		if !quiet {
+			ts.svc.Engine.Wake()
+		}
+		return quiet && len(ts.recorded) >= recordedBefore+claimed
+	})
 }
 
 // attempts returns how many attempt records were stored.

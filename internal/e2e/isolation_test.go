@@ -565,7 +565,7 @@ func isolationMatrix(t *testing.T, ts *testService, dbPath string, a, b *tenant,
 	}
 
 	// Nothing changed: no row, no object, no request to a sink.
-	time.Sleep(200 * time.Millisecond) // time for a wrongly armed delivery to go out
+	ts.idle() // a wrongly armed delivery would be claimed by now
 	if got := rowCounts(t, dbPath); !sameCounts(got, beforeRows) {
 		t.Errorf("rows: got %v, want %v", got, beforeRows)
 	}

@@ -112,7 +112,9 @@ func startPortalService(t *testing.T) *testService {
 			default:
 			}
 		},
+		Looked: ts.looked,
 	}
+	ts.now = time.Now
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {

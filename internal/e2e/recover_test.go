@@ -196,7 +196,7 @@ func TestDisabledEndpoint(t *testing.T) {
 			}
 			ts.registerEvent(eventIn(acme.companyID, "quote.sent"))
 			ts.advance(clock, 10*24*time.Hour)
-			time.Sleep(100 * time.Millisecond)
+			ts.idle()
 			if n := len(s.requests()); n != arrived {
 				t.Errorf("the receiver got %d requests while the endpoint was disabled, want none", n-arrived)
 			}
@@ -216,7 +216,7 @@ func TestDisabledEndpoint(t *testing.T) {
 			// Back up: enable, and recover since the receiver went down.
 			s.down.Store(false)
 			ts.must(200, "PATCH", ep.path, acme.key, object{"status": "enabled"}, nil)
-			time.Sleep(50 * time.Millisecond)
+			ts.idle()
 			if n := len(s.requests()); n != arrived {
 				t.Errorf("enabling sent %d requests by itself, want none before recover", n-arrived)
 			}
@@ -277,7 +277,7 @@ func TestDeletedEndpoint(t *testing.T) {
 		}
 		ts.registerEvent(eventIn(acme.companyID, "invoice.sent"))
 		ts.advance(clock, 24*time.Hour)
-		time.Sleep(100 * time.Millisecond)
+		ts.idle()
 		if n := len(ts.storeDeliveries(ep.id, "")); n != 2 {
 			t.Errorf("%s: %d deliveries, want 2: a deleted endpoint gets no new ones", parent, n)
 		}

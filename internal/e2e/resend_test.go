@@ -126,7 +126,7 @@ func TestRetry(t *testing.T) {
 	before := len(s.requests())
 	for range 5 {
 		ts.advance(clock, 3*24*time.Hour)
-		time.Sleep(20 * time.Millisecond)
+		ts.idle()
 	}
 	if n := len(s.requests()); n != before {
 		t.Errorf("sink got %d more requests after a failed manual attempt, want none", n-before)
@@ -427,7 +427,7 @@ func TestSendTestEvent(t *testing.T) {
 			return ts.delivery(c.ep, acme.key, d["id"].(string))["status"] == "delivered"
 		})
 	}
-	time.Sleep(100 * time.Millisecond)
+	ts.idle()
 	if n := len(bystander.requests()); n != 0 {
 		t.Errorf("another endpoint subscribed to * got %d requests, want none", n)
 	}

@@ -55,8 +55,7 @@ func TestFullSchedule(t *testing.T) {
 		// Just before the wait ends nothing happens; at its end the next
 		// attempt goes.
 		clock.Set(next.Add(-2 * time.Second))
-		ts.svc.Engine.Wake()
-		time.Sleep(50 * time.Millisecond)
+		ts.idle()
 		if got := ts.attempts(); got != n {
 			t.Fatalf("attempt %d made before its time (%d attempts)", n+1, got)
 		}
@@ -68,8 +67,7 @@ func TestFullSchedule(t *testing.T) {
 	}
 	// Nothing more, however long we wait.
 	clock.Set(clock.Now().Add(30 * 24 * time.Hour))
-	ts.svc.Engine.Wake()
-	time.Sleep(100 * time.Millisecond)
+	ts.idle()
 	if got := len(s.requests()); got != 8 {
 		t.Errorf("sink got %d requests after the schedule ended, want 8", got)
 	}

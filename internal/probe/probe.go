@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/signature"
 )
 
@@ -77,8 +78,8 @@ type Config struct {
 	// envelope, for that account, with account_relationship "own" and
 	// company_id null; otherwise it sends the company endpoint's.
 	AccountID string
-	// APIVersion is the payload version to render: APIVersionLatest (the
-	// default) or APIVersion20250601.
+	// APIVersion is the payload version to render, one of
+	// webhooks.APIVersions(); the newest by default.
 	APIVersion string
 	// TestMode sends "livemode": false; by default events are live.
 	TestMode bool
@@ -247,10 +248,10 @@ func newProber(cfg Config) (*prober, error) {
 		cfg.Repeat = DefaultRepeat
 	}
 	if cfg.APIVersion == "" {
-		cfg.APIVersion = APIVersionLatest
+		cfg.APIVersion = webhooks.LatestAPIVersion
 	}
-	if cfg.APIVersion != APIVersionLatest && cfg.APIVersion != APIVersion20250601 {
-		return nil, fmt.Errorf("probe: unknown api version %q (want %s or %s)", cfg.APIVersion, APIVersionLatest, APIVersion20250601)
+	if !webhooks.KnownAPIVersion(cfg.APIVersion) {
+		return nil, fmt.Errorf("probe: unknown api version %q (want one of %s)", cfg.APIVersion, strings.Join(webhooks.APIVersions(), ", "))
 	}
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = DefaultUserAgent
@@ -283,7 +284,7 @@ type outcome struct {
 
 // send makes one request and reads its answer, as the sender does: at most
 // 64 KiB of body, within the attempt timeout.
-func (p *prober) send(ctx context.Context, d delivery) outcome {
+func (p *prober) send(ctx context.Context, d request) outcome {
 	req, err := p.newRequest(ctx, d)
 	if err != nil {
 		return outcome{err: err}
@@ -305,7 +306,7 @@ func (p *prober) send(ctx context.Context, d delivery) outcome {
 
 // sendSigned sends a correctly signed delivery and keeps its time for the
 // Latency probe.
-func (p *prober) sendSigned(ctx context.Context, d delivery) outcome {
+func (p *prober) sendSigned(ctx context.Context, d request) outcome {
 	o := p.send(ctx, d)
 	p.mu.Lock()
 	p.signedTimes = append(p.signedTimes, o)
@@ -359,10 +360,7 @@ func is2xx(o outcome) bool { return o.err == nil && o.status >= 200 && o.status 
 
 // duplicate is probe (a).
 func (p *prober) duplicate(ctx context.Context, rep *Report) (Result, error) {
-	id, err := newEventID()
-	if err != nil {
-		return Result{}, err
-	}
+	id := webhooks.NewID()
 	rep.EventID = id
 	body, err := p.eventBody(id, time.Now())
 	if err != nil {
@@ -452,10 +450,7 @@ func (p *prober) refused(name, what string, o outcome, wantStatus int) Result {
 
 // badSignature is probe (b).
 func (p *prober) badSignature(ctx context.Context, _ *Report) (Result, error) {
-	id, err := newEventID()
-	if err != nil {
-		return Result{}, err
-	}
+	id := webhooks.NewID()
 	body, err := p.eventBody(id, time.Now())
 	if err != nil {
 		return Result{}, err
@@ -464,16 +459,13 @@ func (p *prober) badSignature(ctx context.Context, _ *Report) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	d := delivery{eventID: id, body: body, sig: signature.Sign(time.Now().Unix(), body, other)}
+	d := request{eventID: id, body: body, sig: signature.Sign(time.Now().Unix(), body, other)}
 	return p.refused(Signature, "signed with another secret", p.send(ctx, d), http.StatusUnauthorized), nil
 }
 
 // stale is probe (c).
 func (p *prober) stale(ctx context.Context, _ *Report) (Result, error) {
-	id, err := newEventID()
-	if err != nil {
-		return Result{}, err
-	}
+	id := webhooks.NewID()
 	then := time.Now().Add(-staleAge)
 	body, err := p.eventBody(id, then)
 	if err != nil {
@@ -486,10 +478,7 @@ func (p *prober) stale(ctx context.Context, _ *Report) (Result, error) {
 // badBody is probe (d): the body is cut in the middle, so it is not JSON,
 // and it is correctly signed, so that only the parsing can refuse it.
 func (p *prober) badBody(ctx context.Context, _ *Report) (Result, error) {
-	id, err := newEventID()
-	if err != nil {
-		return Result{}, err
-	}
+	id := webhooks.NewID()
 	body, err := p.eventBody(id, time.Now())
 	if err != nil {
 		return Result{}, err
@@ -503,10 +492,7 @@ func (p *prober) badBody(ctx context.Context, _ *Report) (Result, error) {
 // every correctly signed delivery, the concurrent copies included, since the
 // sender's attempts to one receiver overlap too.
 func (p *prober) latency(ctx context.Context, _ *Report) (Result, error) {
-	id, err := newEventID()
-	if err != nil {
-		return Result{}, err
-	}
+	id := webhooks.NewID()
 	body, err := p.eventBody(id, time.Now())
 	if err != nil {
 		return Result{}, err

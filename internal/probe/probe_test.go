@@ -21,6 +21,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/probe"
 	"github.com/factuarea/webhooks/receiver"
 	"github.com/factuarea/webhooks/signature"
@@ -99,7 +100,7 @@ func TestRun_CorrectReceiver(t *testing.T) {
 	}{
 		{"company envelope", probe.Config{}},
 		{"account envelope", probe.Config{AccountID: "01931b3e-7c4a-7f2e-9a8b-3c5d6e7f8a00"}},
-		{"2025-06-01", probe.Config{APIVersion: probe.APIVersion20250601, TestMode: true}},
+		{"2025-06-01", probe.Config{APIVersion: webhooks.APIVersion20250601, TestMode: true}},
 		{"rotation", probe.Config{Secrets: []string{"whsec_new", testSecret}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,7 +140,7 @@ func TestRun_CorrectReceiver(t *testing.T) {
 				if cfg.AccountID != "" && (ev.Account.ID != cfg.AccountID || ev.AccountRelationship != "own" || ev.Headers.AccountRelationship != "own") {
 					t.Errorf("account envelope: got %+v %q %q, want account %s, own", ev.Account, ev.AccountRelationship, ev.Headers.AccountRelationship, cfg.AccountID)
 				}
-				if want := cmpOr(cfg.APIVersion, probe.APIVersionLatest); ev.APIVersion != want {
+				if want := cmpOr(cfg.APIVersion, webhooks.LatestAPIVersion); ev.APIVersion != want {
 					t.Errorf("api_version: got %q, want %q", ev.APIVersion, want)
 				}
 			}

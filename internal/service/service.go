@@ -70,12 +70,13 @@ type Config struct {
 	ShutdownGrace time.Duration
 	Logger        *slog.Logger
 
-	// For tests: the clock, the jitter's source, the resolver, and a hook
-	// called after each batch of attempts is stored.
+	// For tests: the clock, the jitter's source, the resolver, and the
+	// engine's hooks (delivery.Config's Recorded and Looked).
 	Now      func() time.Time
 	Random   func() float64
 	Lookup   netguard.LookupNetIPFunc
 	Recorded func([]*webhooks.AttemptRecord)
+	Looked   func(now time.Time, claimed int)
 }
 
 // Backend is a storage backend as the service runs it: what the use cases,
@@ -186,6 +187,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Logger:         cfg.Logger,
 		Metrics:        s.Metrics,
 		Recorded:       cfg.Recorded,
+		Looked:         cfg.Looked,
 	})
 	if notifier != nil {
 		notifier.SetLocalWorkers(s.Engine.HasRoom)
