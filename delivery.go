@@ -107,6 +107,13 @@ type Transition struct {
 	NextAttemptAt time.Time
 }
 
+// OverridesEnd reports whether t changes a delivery that ended while its
+// attempt was being made (its endpoint was disabled or deleted, which ends
+// its pending deliveries failed): only an attempt that delivered does,
+// since the event did reach the endpoint. While the delivery is pending,
+// every transition changes it. Stores record attempts by this rule.
+func (t Transition) OverridesEnd() bool { return t.Status == DeliveryDelivered }
+
 // After returns the state of a delivery after its attempt number n (1-based)
 // ended with outcome at now. manual says the attempt was a retry or replay's
 // single attempt.

@@ -32,7 +32,7 @@ type Queue interface {
 	// record whose token the delivery no longer holds is dropped, so a
 	// lapsed claim cannot record an attempt twice. If the delivery stopped
 	// being pending meanwhile (its endpoint was disabled), only a
-	// successful attempt changes its state.
+	// transition that OverridesEnd changes its state.
 	RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error
 	// ReleaseClaims hands back claimed deliveries without an attempt.
 	ReleaseClaims(ctx context.Context, token string, ids []string) error

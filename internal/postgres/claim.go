@@ -251,10 +251,10 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 // records nothing), and for a delivery listed twice only the first such
 // record counts, since it clears the claim (as the SQLite store's
 // record-by-record loop does). While the delivery is pending the attempt
-// decides its state; if its endpoint was disabled or deleted during the
-// attempt, the delivery already ended failed, and only a success still
-// changes that. The queue row goes when the delivery is no longer pending,
-// and otherwise waits for the next attempt.
+// decides its state; if it ended during the attempt (its endpoint was
+// disabled or deleted), only a transition that overrides an end does
+// (webhooks.Transition.OverridesEnd). The queue row goes when the delivery
+// is no longer pending, and otherwise waits for the next attempt.
 func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error {
 	if len(records) == 0 {
 		return nil
@@ -306,7 +306,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		next, updated, start  = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		durations             = make([]int64, n)
 		bodies                = make([][]byte, n)
-		manual                = make([]bool, n)
+		manual, overrides     = make([]bool, n), make([]bool, n)
 	)
 	for i, r := range records {
 		a, t := r.Attempt, r.Transition
@@ -315,6 +315,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		reasons[i], errs[i] = textPtr(t.Reason), textPtr(validText(a.Error))
 		next[i], updated[i], start[i] = timePtr(t.NextAttemptAt), timePtr(a.StartedAt.Add(a.Duration)), timePtr(a.StartedAt)
 		durations[i], bodies[i], manual[i] = a.Duration.Milliseconds(), []byte(a.ResponseBody), a.Manual
+		overrides[i] = t.OverridesEnd()
 		if bodies[i] == nil {
 			bodies[i] = []byte{}
 		}
@@ -324,9 +325,9 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, deliveries)
 	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
-					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[])
+					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[], $14::bool[])
 					WITH ORDINALITY AS r(delivery_id, token, number, response_status, status, reason, next_attempt_at,
-						updated, started_at, duration_ms, response_body, error, manual, ord)
+						updated, started_at, duration_ms, response_body, error, manual, overrides, ord)
 			), m AS (
 				SELECT DISTINCT ON (r.delivery_id) r.* FROM r JOIN queue q ON q.delivery_id = r.delivery_id AND q.lease_token = r.token
 				ORDER BY r.delivery_id, r.ord
@@ -334,9 +335,9 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 				UPDATE deliveries d SET
 					attempt_count = greatest(d.attempt_count, m.number),
 					last_response_status = m.response_status,
-					status = CASE WHEN d.status = 'pending' OR m.status = 'delivered' THEN m.status ELSE d.status END,
-					reason = CASE WHEN d.status = 'pending' OR m.status = 'delivered' THEN m.reason ELSE d.reason END,
-					next_attempt_at = CASE WHEN d.status = 'pending' OR m.status = 'delivered' THEN m.next_attempt_at ELSE d.next_attempt_at END,
+					status = CASE WHEN d.status = 'pending' OR m.overrides THEN m.status ELSE d.status END,
+					reason = CASE WHEN d.status = 'pending' OR m.overrides THEN m.reason ELSE d.reason END,
+					next_attempt_at = CASE WHEN d.status = 'pending' OR m.overrides THEN m.next_attempt_at ELSE d.next_attempt_at END,
 					manual = false, updated = m.updated
 				FROM m WHERE d.id = m.delivery_id
 				RETURNING d.id, d.status, d.next_attempt_at
@@ -350,7 +351,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
 			FROM m JOIN u ON u.id = m.delivery_id
 			ON CONFLICT DO NOTHING`,
-		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual)
+		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual, overrides)
 }
 
 // validText makes s storable as text: an attempt's error may quote what a

@@ -38,15 +38,15 @@ const (
 	// The first n of an endpoint's queue of parked deliveries.
 	qParkedOf = `SELECT id, next_attempt_at FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1
 		ORDER BY next_attempt_at, id LIMIT ?`
-	// While the delivery is pending the attempt decides its state. If its
-	// endpoint was disabled or deleted during the attempt, the delivery
-	// already ended failed: only a success still changes that.
+	// While the delivery is pending the attempt decides its state; if it
+	// ended meanwhile, only a transition that overrides an end does (?9:
+	// Transition.OverridesEnd).
 	qRecord = `UPDATE deliveries SET
 		attempt_count = max(attempt_count, ?1),
 		last_response_status = ?2,
-		status = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?3 ELSE status END,
-		reason = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?4 ELSE reason END,
-		next_attempt_at = CASE WHEN status = 'pending' OR ?3 = 'delivered' THEN ?5 ELSE next_attempt_at END,
+		status = CASE WHEN status = 'pending' OR ?9 THEN ?3 ELSE status END,
+		reason = CASE WHEN status = 'pending' OR ?9 THEN ?4 ELSE reason END,
+		next_attempt_at = CASE WHEN status = 'pending' OR ?9 THEN ?5 ELSE next_attempt_at END,
 		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
 		WHERE id = ?7 AND lease_token = ?8`
 	qInsertAttempt = `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
@@ -251,7 +251,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
 		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
-			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), a.DeliveryID, r.Token)
+			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), a.DeliveryID, r.Token, boolInt(t.OverridesEnd()))
 		if err != nil {
 			return err
 		}
