@@ -152,7 +152,7 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 	if err := a.checkURL(ctx, ep); err != nil {
 		return nil, err
 	}
-	if ep.Secret, err = signature.NewSecret(); err != nil {
+	if ep.Secret, err = newSecret(); err != nil {
 		return nil, err
 	}
 	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
@@ -166,6 +166,10 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 	}
 	return &OwnedEndpoint{Endpoint: ep, OwnerAccount: accountID, Company: co}, nil
 }
+
+// newSecret makes an endpoint's signing secret: every one is made here, at
+// creation and at rotation.
+func newSecret() (string, error) { return signature.NewSecret() }
 
 // checkURL runs the SSRF guard's check on ep's URL, and keeps the URL in
 // the form the guard parsed it to.
@@ -317,7 +321,7 @@ func (a *App) RotateSecret(ctx context.Context, c Caller, ref EndpointRef, expir
 				webhooks.Errorf(webhooks.EINVALID, "expires_in must be from 0 (the old secret stops now) to %d seconds (7 days).", int64(webhooks.MaxSecretOverlap/time.Second)))
 		}
 	}
-	secret, err := signature.NewSecret()
+	secret, err := newSecret()
 	if err != nil {
 		return nil, err
 	}

@@ -455,10 +455,7 @@ func (p *prober) badSignature(ctx context.Context, _ *Report) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	other, err := signature.NewSecret()
-	if err != nil {
-		return Result{}, err
-	}
+	other := signature.SecretPrefix + webhooks.NewID() // a key the receiver cannot hold
 	d := request{eventID: id, body: body, sig: signature.Sign(time.Now().Unix(), body, other)}
 	return p.refused(Signature, "signed with another secret", p.send(ctx, d), http.StatusUnauthorized), nil
 }
