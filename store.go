@@ -17,6 +17,18 @@ type List[T any] struct {
 	HasMore bool
 }
 
+// PageOf returns the page of items, read with a limit of limit+1 so that
+// one item more than the page says whether there are more.
+func PageOf[T any](items []T, limit int) *List[T] {
+	if items == nil {
+		items = []T{}
+	}
+	if len(items) > limit {
+		return &List[T]{Data: items[:limit], HasMore: true}
+	}
+	return &List[T]{Data: items}
+}
+
 // EndpointFilter selects the endpoints of one company or one account (the
 // account's account endpoints, not its companies').
 type EndpointFilter struct {

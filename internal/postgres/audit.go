@@ -8,19 +8,12 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func writeAudit(ctx context.Context, q querier, e *webhooks.AuditEntry) error {
-	if e.ID == "" {
-		e.ID = webhooks.NewID()
-	}
-	_, err := q.Exec(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
+// InsertAudit implements app.Tx.
+func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
+	_, err := t.Exec(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		e.ID, e.AccountID, e.Actor.Type, nullString(e.Actor.ID), e.Action, e.TargetType, e.TargetID, e.Outcome, nullString(e.ErrorCode), ts(e.Created))
 	return err
-}
-
-// InsertAudit implements app.Tx.
-func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
-	return writeAudit(ctx, t, e)
 }
 
 // ListAudit implements app.Store.

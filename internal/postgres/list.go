@@ -81,26 +81,12 @@ func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, 
 		return out, nil
 	}
 	q.args = append(q.args, p.Limit+1)
-	rows, err := db.Query(ctx, `SELECT `+q.cols+` FROM `+q.table+` WHERE true`+and(q.conds)+
+	items, err := queryAll(ctx, db, scan, `SELECT `+q.cols+` FROM `+q.table+` WHERE true`+and(q.conds)+
 		fmt.Sprintf(` ORDER BY created DESC, id DESC LIMIT $%d`, len(q.args)), q.args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out.Data = append(out.Data, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(out.Data) > p.Limit {
-		out.Data, out.HasMore = out.Data[:p.Limit], true
-	}
-	return out, nil
+	return webhooks.PageOf(items, p.Limit), nil
 }
 
 // and joins conditions as " AND c1 AND c2".

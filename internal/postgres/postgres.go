@@ -20,11 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -39,6 +37,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/groupcommit"
+	"github.com/factuarea/webhooks/internal/migrate"
 )
 
 //go:embed migration/*.sql
@@ -186,17 +185,10 @@ func (s *Store) Ping(ctx context.Context) error {
 	return s.pool.Ping(ctx)
 }
 
-// migrate applies the embedded migrations not yet applied, in name order.
+// migrate applies the embedded migrations not yet applied, in order.
 func (s *Store) migrate(ctx context.Context) error {
-	names, err := fs.Glob(migrations, "migration/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := s.migrateFile(ctx, name); err != nil {
-			return fmt.Errorf("postgres: migrate %s: %w", name, err)
-		}
+	if err := migrate.Run(ctx, migrations, s.migrateFile); err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
 	return nil
 }
@@ -205,7 +197,7 @@ func (s *Store) migrate(ctx context.Context) error {
 // The advisory lock makes processes that start together take turns: the
 // first applies it, the others then find its record. It is keyed by schema
 // so that databases shared by schema (tests) do not wait for each other.
-func (s *Store) migrateFile(ctx context.Context, name string) error {
+func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, lockMigrate); err != nil {
 			return err
@@ -220,16 +212,12 @@ func (s *Store) migrateFile(ctx context.Context, name string) error {
 		if done {
 			return nil
 		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			return err
-		}
 		// Without arguments pgx uses the simple protocol, which runs a
 		// file of several statements.
 		if _, err := tx.Exec(ctx, string(body)); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO schema_migrations (name, applied) VALUES ($1, now())`, name)
+		_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (name, applied) VALUES ($1, now())`, name)
 		return err
 	})
 }

@@ -7,19 +7,12 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-func writeAudit(ctx context.Context, q querier, e *webhooks.AuditEntry) error {
-	if e.ID == "" {
-		e.ID = webhooks.NewID()
-	}
-	_, err := q.ExecContext(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
+// InsertAudit implements app.Tx.
+func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
+	_, err := t.ExecContext(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.AccountID, e.Actor.Type, nullString(e.Actor.ID), e.Action, e.TargetType, e.TargetID, e.Outcome, nullString(e.ErrorCode), ms(e.Created))
 	return err
-}
-
-// InsertAudit implements app.Tx.
-func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
-	return writeAudit(ctx, t, e)
 }
 
 // ListAudit implements app.Store.

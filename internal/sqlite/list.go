@@ -56,27 +56,12 @@ func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, 
 		args = append(args, created, p.StartingAfter)
 	}
 	args = append(args, p.Limit+1)
-	rows, err := db.QueryContext(ctx, `SELECT `+q.cols+` FROM `+q.table+` WHERE `+strings.Join(where, " AND ")+
+	items, err := queryAll(ctx, db, scan, `SELECT `+q.cols+` FROM `+q.table+` WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY created DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := &webhooks.List[T]{Data: []T{}}
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out.Data = append(out.Data, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if len(out.Data) > p.Limit {
-		out.Data, out.HasMore = out.Data[:p.Limit], true
-	}
-	return out, nil
+	return webhooks.PageOf(items, p.Limit), nil
 }
 
 // queryAll returns every row of query.

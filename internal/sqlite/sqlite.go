@@ -14,12 +14,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"time"
 
@@ -29,6 +27,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/groupcommit"
+	"github.com/factuarea/webhooks/internal/migrate"
 )
 
 //go:embed migration/*.sql
@@ -146,20 +145,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := s.write.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied INTEGER NOT NULL)`); err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
 	}
-	names, err := fs.Glob(migrations, "migration/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := s.migrateFile(ctx, name); err != nil {
-			return fmt.Errorf("sqlite: migrate %s: %w", name, err)
-		}
+	if err := migrate.Run(ctx, migrations, s.migrateFile); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
 	return nil
 }
 
-func (s *Store) migrateFile(ctx context.Context, name string) error {
+// migrateFile applies one migration unless its record says it was, in a
+// transaction with its record.
+func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -171,10 +165,6 @@ func (s *Store) migrateFile(ctx context.Context, name string) error {
 	}
 	if n > 0 {
 		return nil
-	}
-	body, err := migrations.ReadFile(name)
-	if err != nil {
-		return err
 	}
 	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 		return err

@@ -43,7 +43,7 @@ func testAudit(t *testing.T, open func(t *testing.T) Store) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
 			e := &webhooks.AuditEntry{
-				AccountID: a.ID, Actor: webhooks.Actor{Type: webhooks.ActorAPIKey, ID: webhooks.NewID()},
+				ID: webhooks.NewID(), AccountID: a.ID, Actor: webhooks.Actor{Type: webhooks.ActorAPIKey, ID: webhooks.NewID()},
 				Action: webhooks.AuditDeliveryRetried, TargetType: webhooks.TargetDelivery, TargetID: webhooks.NewID(),
 				Outcome: webhooks.AuditRefused, ErrorCode: webhooks.EOUTSIDEWINDOW, Created: at(time.Hour),
 			}
@@ -55,11 +55,7 @@ func testAudit(t *testing.T, open func(t *testing.T) Store) {
 				t.Fatalf("ListAudit: got %d entries, want 1", len(entries))
 			}
 			got := entries[0]
-			// The store names an entry that comes without an id.
-			if !webhooks.ValidID(got.ID) {
-				t.Errorf("id: got %q, want a UUID", got.ID)
-			}
-			if got.AccountID != e.AccountID || got.Actor != e.Actor || got.Action != e.Action || got.TargetType != e.TargetType ||
+			if got.ID != e.ID || got.AccountID != e.AccountID || got.Actor != e.Actor || got.Action != e.Action || got.TargetType != e.TargetType ||
 				got.TargetID != e.TargetID || got.Outcome != e.Outcome || got.ErrorCode != e.ErrorCode {
 				t.Errorf("entry: got %+v, want %+v", got, e)
 			}
