@@ -1,6 +1,8 @@
-// Package service wires the store, the delivery engine and the HTTP API
-// into one running service: what `webhooks serve` runs, what `webhooks
-// bench` runs in-process, and what the end-to-end tests start.
+// Package service wires a backend, the delivery engine, the use cases, the
+// JSON API and the portal into one running service: what `webhooks serve`
+// runs, what `webhooks bench` runs in-process, and what the end-to-end
+// tests start. It picks the backend from the database setting and holds
+// the defaults the command's flags show.
 package service
 
 import (
