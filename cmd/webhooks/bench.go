@@ -27,7 +27,8 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	url := fs.String("url", "", "a running service's base URL (default: run one in-process on a fresh SQLite file per scenario)")
 	adminKey := fs.String("admin-key", os.Getenv("WEBHOOKS_ADMIN_KEY"), "the running service's admin key (WEBHOOKS_ADMIN_KEY)")
 	database := fs.String("database", "", "a postgres:// URL instead of a fresh SQLite file per scenario")
-	processes := fs.Int("processes", 0, "with -database postgres://…: run this many `webhooks serve` processes on it instead of the in-process service")
+	processes := fs.Int("processes", 0, "run this many serve processes instead of the in-process service: several need -database postgres://…, one runs on a fresh SQLite file per scenario without it")
+	serve := fs.String("serve", "", "with -processes: the webhooks `binary` whose serve processes run (default: this one), to compare builds")
 	duration := fs.Duration("duration", 30*time.Second, "how long each scenario registers events")
 	producers := fs.Int("producers", 32, "concurrent producers calling POST /v1/events")
 	endpoints := fs.Int("endpoints", 0, "run one scenario with this many endpoints per event (default: 1 flat out, 1 at half that rate, 10 flat out)")
@@ -42,7 +43,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		return fmt.Errorf("bench: -url needs -admin-key (or WEBHOOKS_ADMIN_KEY)")
 	}
 	cfg := bench.Config{
-		URL: *url, AdminKey: *adminKey, Database: *database, SinkHost: *sinkHost, Processes: *processes,
+		URL: *url, AdminKey: *adminKey, Database: *database, SinkHost: *sinkHost, Processes: *processes, Executable: *serve,
 		Duration: *duration, Producers: *producers, Out: c.Out,
 	}
 	if *verbose {

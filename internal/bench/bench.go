@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/factuarea/webhooks/internal/service"
@@ -48,8 +49,10 @@ type Config struct {
 	AdminKey string
 	Database string
 	// Processes, if set, runs that many `webhooks serve` processes of
-	// Executable on Database instead of the in-process service; producers
-	// spread their events over them, and the peak RSS is their sum.
+	// Executable on Database (one on a fresh SQLite file per scenario when
+	// Database is empty) instead of the in-process service; producers
+	// spread their events over them, and the peak RSS and the CPU time are
+	// theirs.
 	Processes  int
 	Executable string
 	// SinkHost is the host the service reaches the sink at (127.0.0.1).
@@ -74,7 +77,11 @@ type Result struct {
 	// producers stopped.
 	Drain   time.Duration
 	PeakRSS int64 // bytes, of this process; 0 when unknown
-	Errors  int
+	// CPUPerDelivery is the CPU time spent per delivery, from the setup's
+	// end to the drain's: the serve processes' with Processes, and this
+	// whole process's (producers and sink included) otherwise.
+	CPUPerDelivery time.Duration
+	Errors         int
 }
 
 // DefaultScenarios are the issue's targets: 1 endpoint per event flat out,
@@ -107,7 +114,12 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if len(cfg.Scenarios) == 0 {
 		cfg.Scenarios = DefaultScenarios()
 	}
-	fmt.Fprintf(cfg.Out, "%-26s %9s %11s %13s %9s %9s %9s %8s %9s\n", "scenario", "events/s", "deliveries", "deliveries/s", "p50", "p99", "max", "drain", "peak RSS")
+	cpuOf := "this process's CPU (producers and sink included)"
+	if cfg.Processes > 0 {
+		cpuOf = "the serve processes' CPU"
+	}
+	fmt.Fprintf(cfg.Out, "CPU/dlv: %s per delivery\n", cpuOf)
+	fmt.Fprintf(cfg.Out, "%-26s %9s %11s %13s %9s %9s %9s %8s %9s %8s\n", "scenario", "events/s", "deliveries", "deliveries/s", "p50", "p99", "max", "drain", "peak RSS", "CPU/dlv")
 	var results []Result
 	for _, sc := range cfg.Scenarios {
 		if sc.RateOf != "" {
@@ -129,8 +141,8 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if sc.Rate > 0 {
 			name += fmt.Sprintf(" (%.0f/s)", sc.Rate)
 		}
-		fmt.Fprintf(cfg.Out, "%-26s %9.0f %11d %13.0f %9s %9s %9s %8s %9s\n", name, r.EventsPerSec, r.Deliveries, r.DeliveriesPerSec,
-			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain), mib(r.PeakRSS))
+		fmt.Fprintf(cfg.Out, "%-26s %9.0f %11d %13.0f %9s %9s %9s %8s %9s %8s\n", name, r.EventsPerSec, r.Deliveries, r.DeliveriesPerSec,
+			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain), mib(r.PeakRSS), us(r.CPUPerDelivery))
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
 		}
@@ -140,6 +152,13 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
+}
+
+func us(d time.Duration) string {
+	if d == 0 {
+		return "n/a"
+	}
+	return strconv.FormatInt(d.Microseconds(), 10) + "µs"
 }
 
 func mib(b int64) string {
@@ -162,6 +181,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 
 	bases, adminKey := []string{cfg.URL}, cfg.AdminKey
 	var rss func() int64 = peakRSS
+	cpu := selfCPU
 	switch {
 	case cfg.URL != "":
 	case cfg.Processes > 0:
@@ -170,7 +190,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 			return res, err
 		}
 		defer c.stop()
-		bases, adminKey, rss = c.urls, c.key, c.peakRSS
+		bases, adminKey, rss, cpu = c.urls, c.key, c.peakRSS, c.cpu
 	default:
 		stop, url, key, err := startService(ctx, cfg)
 		if err != nil {
@@ -187,6 +207,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	}
 
 	var events, failures atomic.Int64
+	cpuBefore := cpu()
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	// At a set rate, event k is due at start + k/rate, whichever producer
@@ -237,6 +258,9 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	res.Drain = time.Since(stopped)
 	res.Events, res.Errors = int(events.Load()), int(failures.Load())
 	res.Deliveries = sink.count()
+	if spent := cpu() - cpuBefore; spent > 0 && res.Deliveries > 0 {
+		res.CPUPerDelivery = spent / time.Duration(res.Deliveries)
+	}
 	res.EventsPerSec = float64(res.Events) / elapsed.Seconds()
 	// Deliveries per second over the whole run, drain included: what the
 	// service sustained, not what it buffered.
@@ -442,6 +466,35 @@ func (s *sink) close() {
 
 // peakRSS reads this process's peak resident set size.
 func peakRSS() int64 { return vmHWM("self") }
+
+// selfCPU is this process's CPU time so far, user and system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// procCPU reads a process's CPU time so far, user and system, on Linux;
+// 0 when unknown.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: the fields that
+	// follow it are counted from its end. utime and stime are the 12th
+	// and 13th after it, in clock ticks of 1/100 s on Linux.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	user, _ := strconv.ParseInt(f[11], 10, 64)
+	sys, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(user+sys) * 10 * time.Millisecond
+}
 
 // vmHWM reads a process's peak resident set size (VmHWM) on Linux; 0 when
 // unknown.

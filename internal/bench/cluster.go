@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/factuarea/webhooks/internal/service"
 )
 
 // cluster is a set of `webhooks serve` processes on one database.
@@ -20,14 +23,24 @@ type cluster struct {
 	procs []*exec.Cmd
 	urls  []string
 	key   string
+	dir   string // the SQLite file's folder, removed at stop
 }
 
 var servingAddr = regexp.MustCompile(`msg="webhooks: serving" addr=(\S+)`)
 
 // startCluster starts cfg.Processes serve processes on cfg.Database.
 func startCluster(ctx context.Context, cfg Config) (*cluster, error) {
-	if !strings.HasPrefix(cfg.Database, "postgres") {
-		return nil, fmt.Errorf("several processes need a postgres:// database")
+	c := &cluster{}
+	db := cfg.Database
+	switch {
+	case db == "" && cfg.Processes == 1:
+		dir, err := os.MkdirTemp("", "webhooks-bench-")
+		if err != nil {
+			return nil, err
+		}
+		c.dir, db = dir, filepath.Join(dir, "webhooks.db")
+	case !service.IsPostgres(db):
+		return nil, fmt.Errorf("several processes need a PostgreSQL database")
 	}
 	exe := cfg.Executable
 	if exe == "" {
@@ -38,10 +51,10 @@ func startCluster(ctx context.Context, cfg Config) (*cluster, error) {
 	}
 	var raw [24]byte
 	rand.Read(raw[:])
-	c := &cluster{key: "bench_" + base64.RawURLEncoding.EncodeToString(raw[:])}
+	c.key = "bench_" + base64.RawURLEncoding.EncodeToString(raw[:])
 	for range cfg.Processes {
 		cmd := exec.CommandContext(ctx, exe, "serve")
-		cmd.Env = append(os.Environ(), "WEBHOOKS_DATABASE="+cfg.Database, "WEBHOOKS_ADMIN_KEY="+c.key,
+		cmd.Env = append(os.Environ(), "WEBHOOKS_DATABASE="+db, "WEBHOOKS_ADMIN_KEY="+c.key,
 			"WEBHOOKS_ADDR=127.0.0.1:0", "WEBHOOKS_ALLOW_NETWORKS=127.0.0.0/8,::1/128", "WEBHOOKS_ALLOW_HTTP=true",
 			"WEBHOOKS_LOG_LEVEL=info")
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
@@ -88,6 +101,15 @@ func (c *cluster) peakRSS() int64 {
 	return sum
 }
 
+// cpu sums the processes' CPU time so far.
+func (c *cluster) cpu() time.Duration {
+	var sum time.Duration
+	for _, p := range c.procs {
+		sum += procCPU(p.Process.Pid)
+	}
+	return sum
+}
+
 // stop ends the processes with SIGTERM, as an operator would.
 func (c *cluster) stop() {
 	for _, p := range c.procs {
@@ -95,5 +117,8 @@ func (c *cluster) stop() {
 	}
 	for _, p := range c.procs {
 		p.Wait()
+	}
+	if c.dir != "" {
+		os.RemoveAll(c.dir)
 	}
 }
