@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -13,41 +14,19 @@ import (
 // name that matches one of v's only when case is ignored ({"NAME": …} for
 // "name"), and a field given twice, whose first value the decoder drops
 // silently (and which two parsers may read differently). raw has decoded
-// into v without error.
+// into v without error, so it is valid JSON: one pass over it, without
+// allocating, checks the names (this runs on every request).
 func checkFields(raw []byte, v any) error {
-	return checkValue(raw, reflect.TypeOf(v), "")
+	s := &jsonScanner{b: raw}
+	s.space()
+	return s.value(reflect.TypeOf(v), "")
 }
 
-var rawMessage = reflect.TypeFor[json.RawMessage]()
-
-func checkValue(raw []byte, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
-	case t == rawMessage:
-		return nil // the producer's JSON, kept as it is
-	case t.Kind() == reflect.Struct:
-		return checkObject(raw, t, path)
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
-		var items []json.RawMessage
-		if json.Unmarshal(raw, &items) != nil {
-			return nil // null
-		}
-		for _, item := range items {
-			if err := checkValue(item, t.Elem(), path); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// checkObject checks one object's field names against struct type t.
-func checkObject(raw []byte, t reflect.Type, path string) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil // null
+// fieldsOf returns the JSON names of a struct type's fields and their
+// types, computed once per type.
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(map[string]reflect.Type)
 	}
 	fields := map[string]reflect.Type{}
 	for i := range t.NumField() {
@@ -57,33 +36,150 @@ func checkObject(raw []byte, t reflect.Type, path string) error {
 			fields[name] = f.Type
 		}
 	}
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // the decoder has already accepted it
+	fieldCache.Store(t, fields)
+	return fields
+}
+
+var fieldCache sync.Map // reflect.Type: map[string]reflect.Type
+
+var rawMessage = reflect.TypeFor[json.RawMessage]()
+
+// jsonScanner walks JSON text known to be valid.
+type jsonScanner struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScanner) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+// value checks the value at s.i against t (a struct's field names, at any
+// depth of structs and slices of structs) and moves past it.
+func (s *jsonScanner) value(t reflect.Type, path string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case s.i >= len(s.b):
+		return nil
+	case t != nil && t != rawMessage && t.Kind() == reflect.Struct && s.b[s.i] == '{':
+		return s.object(t, path)
+	case t != nil && t.Kind() == reflect.Slice && s.b[s.i] == '[':
+		s.i++
+		for s.space(); s.i < len(s.b) && s.b[s.i] != ']'; s.space() {
+			if err := s.value(t.Elem(), path); err != nil {
+				return err
+			}
+			if s.space(); s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+				s.space()
+			}
 		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil
-		}
-		ft, ok := fields[key]
+		s.i++
+		return nil
+	}
+	s.skip()
+	return nil
+}
+
+// nested reports whether a field of type t holds field names to check: a
+// struct or a slice of structs (the producer's json.RawMessage is its own).
+func nested(t reflect.Type) bool {
+	for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice) {
+		t = t.Elem()
+	}
+	return t != nil && t != rawMessage && t.Kind() == reflect.Struct
+}
+
+// object checks an object's field names against struct type t.
+func (s *jsonScanner) object(t reflect.Type, path string) error {
+	fields := fieldsOf(t)
+	var seen [8][]byte // requests name few fields: no allocation
+	n := 0
+	s.i++ // {
+	for s.space(); s.i < len(s.b) && s.b[s.i] != '}'; s.space() {
+		key := s.key()
+		s.space()
+		s.i++ // :
+		s.space()
+		ft, ok := fields[string(key)]
 		if !ok {
 			for name := range fields {
-				if strings.EqualFold(name, key) {
-					return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown field %q: field names are case-sensitive; did you mean %q?", path+key, path+name)
+				if strings.EqualFold(name, string(key)) {
+					return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown field %q: field names are case-sensitive; did you mean %q?", path+string(key), path+name)
 				}
 			}
-			return nil // a field the decoder refuses (it did not)
 		}
-		if seen[key] {
-			return webhooks.Errorf(webhooks.EINVALID, "Field %q is given twice.", path+key)
+		for _, k := range seen[:min(n, len(seen))] {
+			if bytes.Equal(k, key) {
+				return webhooks.Errorf(webhooks.EINVALID, "Field %q is given twice.", path+string(key))
+			}
 		}
-		seen[key] = true
-		if err := checkValue(value, ft, path+key+"."); err != nil {
+		if n < len(seen) {
+			seen[n] = key
+		}
+		n++
+		if !nested(ft) {
+			s.skip()
+		} else if err := s.value(ft, path+string(key)+"."); err != nil {
 			return err
 		}
+		if s.space(); s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
 	}
+	s.i++ // }
 	return nil
+}
+
+// key reads an object's key: the string at s.i, unescaped when it holds
+// escapes ("\u006eame" is "name" to the decoder).
+func (s *jsonScanner) key() []byte {
+	start := s.i
+	s.skip()
+	raw := s.b[start:s.i]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
+	}
+	var k string
+	json.Unmarshal(raw, &k)
+	return []byte(k)
+}
+
+// skip moves past the value at s.i.
+func (s *jsonScanner) skip() {
+	depth := 0
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; c {
+		case '"':
+			for s.i++; s.i < len(s.b) && s.b[s.i] != '"'; s.i++ {
+				if s.b[s.i] == '\\' {
+					s.i++
+				}
+			}
+			s.i++
+		case '{', '[':
+			depth++
+			s.i++
+		case '}', ']':
+			if depth == 0 {
+				return
+			}
+			depth--
+			s.i++
+		case ',', ':':
+			if depth == 0 {
+				return
+			}
+			s.i++
+		default:
+			s.i++
+		}
+		if depth == 0 && (s.i >= len(s.b) || s.b[s.i-1] == '"' || s.b[s.i-1] == '}' || s.b[s.i-1] == ']') {
+			return
+		}
+	}
 }
