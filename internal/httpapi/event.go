@@ -15,17 +15,20 @@ func (s *Server) registerEventRoutes(mux *http.ServeMux) {
 	s.list(mux, "GET /v1/accounts/{account}/events", s.handleListEvents)
 }
 
+// eventRequest is the body of POST /v1/events.
+type eventRequest struct {
+	Type          string  `json:"type"`
+	CompanyID     *string `json:"company_id"`
+	AccountID     *string `json:"account_id"`
+	CorrelationID *string `json:"correlation_id"`
+	Livemode      *bool   `json:"livemode"`
+	Data          *struct {
+		Object json.RawMessage `json:"object"`
+	} `json:"data"`
+}
+
 func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	var in struct {
-		Type          string  `json:"type"`
-		CompanyID     *string `json:"company_id"`
-		AccountID     *string `json:"account_id"`
-		CorrelationID *string `json:"correlation_id"`
-		Livemode      *bool   `json:"livemode"`
-		Data          *struct {
-			Object json.RawMessage `json:"object"`
-		} `json:"data"`
-	}
+	var in eventRequest
 	if err := decode(r, &in); err != nil {
 		return err
 	}
