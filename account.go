@@ -34,6 +34,12 @@ func (a *Account) Validate() error {
 	return nil
 }
 
+// UnknownAccount is the error of a request whose account_id names no
+// account: an event's, or a company's.
+func UnknownAccount(id string) *Error {
+	return Errorf(EUNKNOWNACCOUNT, "account_id %s is not an account.", id)
+}
+
 // APIKey is an account's key to the API. Only a hash of the key is stored:
 // the key itself is shown once, when it is created.
 type APIKey struct {

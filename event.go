@@ -74,11 +74,6 @@ func (e *Event) Attribute(companyAccount string) error {
 	return nil
 }
 
-// UnknownAccount is the error of an event whose account does not exist.
-func (e *Event) UnknownAccount() error {
-	return Errorf(EUNKNOWNACCOUNT, "account_id %s is not an account.", e.AccountID)
-}
-
 // Validate checks an event a producer registers (before the service assigns
 // its id, account and times).
 func (e *Event) Validate() error {

@@ -150,7 +150,7 @@ func (a *App) CreateCompany(ctx context.Context, c Caller, accountID, nif, name 
 	}
 	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
 		if _, err := tx.FindAccount(ctx, co.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-			return webhooks.Errorf(webhooks.EUNKNOWNACCOUNT, "account_id %s is not an account.", co.AccountID)
+			return webhooks.UnknownAccount(co.AccountID)
 		} else if err != nil {
 			return err
 		}

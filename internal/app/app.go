@@ -128,8 +128,8 @@ func (a *App) Authenticate(ctx context.Context, key string) (Caller, error) {
 	return Caller{Actor: webhooks.Actor{Type: webhooks.ActorAPIKey, ID: k.ID}, AccountID: k.AccountID}, nil
 }
 
-// audit returns the audit entry of an action c took on a target of
-// accountID's at now, succeeded unless err is a refusal's.
+// audit returns the audit entry of an action c took, and that succeeded,
+// on a target of accountID's at now (refused marks a refusal's).
 func (c Caller) audit(accountID, action, targetType, targetID string, now time.Time) *webhooks.AuditEntry {
 	return &webhooks.AuditEntry{
 		ID: webhooks.NewID(), AccountID: accountID, Actor: c.Actor, Action: action,

@@ -79,25 +79,25 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 		if err != nil {
 			return err
 		}
-		d, err := tx.LockDelivery(ctx, d.ID)
+		locked, err := tx.LockDelivery(ctx, d.ID)
 		if err != nil {
 			return err
 		}
-		ev, err := tx.FindEvent(ctx, d.EventID)
+		ev, err := tx.FindEvent(ctx, locked.EventID)
 		if err != nil {
 			return err
 		}
-		if err := webhooks.CheckResend(action, ep, d, ev.Created, now); err != nil {
+		if err := webhooks.CheckResend(action, ep, locked, ev.Created, now); err != nil {
 			return err
 		}
 		if action == webhooks.ActionRetry {
-			rearmed, err := tx.Rearm(ctx, []string{d.ID}, now)
+			rearmed, err := tx.Rearm(ctx, []string{locked.ID}, now)
 			if err != nil {
 				return err
 			}
 			out = rearmed[0]
 		} else {
-			out = d.Replay(now)
+			out = locked.Replay(now)
 			if _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{out}); err != nil {
 				return err
 			}

@@ -32,11 +32,11 @@ func (h *Holdings) All() []*webhooks.Endpoint {
 	return out
 }
 
-// Holdings returns an account's companies and endpoints.
-func (a *App) Holdings(ctx context.Context, c Caller, accountID string) (*Holdings, error) {
-	acct, err := a.Account(ctx, c, accountID)
-	if err != nil {
-		return nil, err
+// Holdings returns the companies and endpoints of an account that c has
+// read with Account (the portal has, for every page): it is not read again.
+func (a *App) Holdings(ctx context.Context, c Caller, acct *webhooks.Account) (*Holdings, error) {
+	if !c.canSee(acct.ID) {
+		return nil, webhooks.NotFound("account")
 	}
 	companies, err := a.cfg.Store.ListAccountCompanies(ctx, acct.ID)
 	if err != nil {

@@ -483,12 +483,21 @@ func procCPU(pid int) time.Duration {
 	if err != nil {
 		return 0
 	}
-	// The command name, in parentheses, may hold spaces: the fields that
-	// follow it are counted from its end. utime and stime are the 12th
-	// and 13th after it, in clock ticks of 1/100 s on Linux.
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
+	return statCPU(string(b))
+}
+
+// statCPU reads utime and stime from the text of /proc/<pid>/stat. The
+// command name, in parentheses, may hold spaces and parentheses itself:
+// the fields that follow it are counted from its last ") ". utime and
+// stime are the 12th and 13th after it, in clock ticks of 1/100 s on
+// Linux.
+func statCPU(stat string) time.Duration {
+	i := strings.LastIndex(stat, ") ")
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(stat[i+2:])
+	if len(f) < 13 {
 		return 0
 	}
 	user, _ := strconv.ParseInt(f[11], 10, 64)

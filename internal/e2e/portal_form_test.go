@@ -119,9 +119,7 @@ func TestPortal_AllOfAnAccount(t *testing.T) {
 	}
 	ts.must(200, "PATCH", first.path, acme.key, object{"enabled_events": []string{"invoice.sent"}}, nil)
 	for i := range 500 {
-		n := 30_000_000 + i
-		nif := fmt.Sprintf("%08d%c", n, "TRWAGMYFPDXBNJZSQVHLCKE"[n%23])
-		ts.must(201, "POST", "/v1/companies", adminKey, object{"account_id": acme.accountID, "nif": nif, "name": fmt.Sprintf("Client %03d SL", i)}, nil)
+		ts.must(201, "POST", "/v1/companies", adminKey, object{"account_id": acme.accountID, "nif": nifs(), "name": fmt.Sprintf("Client %03d SL", i)}, nil)
 	}
 	for range 501 {
 		ts.registerEvent(object{"type": "invoice.sent", "company_id": acme.companyID, "data": object{"object": object{"object": "invoice"}}})

@@ -90,7 +90,7 @@ func (h *Handler) handleNewEndpoint(w http.ResponseWriter, r *http.Request, c *r
 }
 
 func (h *Handler) ownerOptions(ctx context.Context, c *reqCtx, p *EndpointFormPage, selected string) error {
-	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account.ID)
+	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account)
 	if err != nil {
 		return err
 	}

@@ -30,10 +30,11 @@ type EndpointCard struct {
 }
 
 // handleEndpoints reads the account's companies and endpoints, and the
-// counts of their last 24 hours: three queries, however many there are.
+// counts of their last 24 hours: three queries beside the session's
+// account, however many there are.
 func (h *Handler) handleEndpoints(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
-	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account.ID)
+	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account)
 	if err != nil {
 		return err
 	}

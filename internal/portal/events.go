@@ -41,9 +41,10 @@ type EventDelivery struct {
 	Replay   bool
 }
 
-// handleEvents reads one page of events, the account's companies and
-// endpoints, and the deliveries of those events to those endpoints: four
-// queries.
+// handleEvents reads one page of events (after the log's owner check),
+// the account's companies and endpoints, and the deliveries of those
+// events to those endpoints: five queries beside the session's account,
+// however many there are.
 func (h *Handler) handleEvents(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
 	q := r.URL.Query()
@@ -66,7 +67,7 @@ func (h *Handler) handleEvents(w http.ResponseWriter, r *http.Request, c *reqCtx
 	} else if err != nil {
 		return err
 	}
-	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account.ID)
+	hold, err := h.cfg.App.Holdings(ctx, c.caller, c.account)
 	if err != nil {
 		return err
 	}

@@ -270,7 +270,7 @@ func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.Idempotency
 			return c, err
 		}
 		if !account.Valid {
-			return c, ev.UnknownAccount()
+			return c, webhooks.UnknownAccount(ev.AccountID)
 		}
 		ev.AccountID = account.String
 		for _, e := range endpoints {

@@ -8,6 +8,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 // t0 is the tests' clock: a fixed time with no sub-millisecond part.
@@ -31,17 +32,11 @@ func mustAccount(tb testing.TB, s *Store) *webhooks.Account {
 
 func mustCompany(tb testing.TB, s *Store, accountID string) *webhooks.Company {
 	tb.Helper()
-	c, err := useCases(s).CreateCompany(tb.Context(), app.Admin(), accountID, nifOf(serial.Add(1)), "Company")
+	c, err := useCases(s).CreateCompany(tb.Context(), app.Admin(), accountID, storetest.NewNIF(), "Company")
 	if err != nil {
 		tb.Fatalf("CreateCompany: %v", err)
 	}
 	return c
-}
-
-// nifOf returns a valid DNI-based NIF for n.
-func nifOf(n int64) string {
-	n = 20_000_000 + n%10_000_000
-	return fmt.Sprintf("%08d%c", n, "TRWAGMYFPDXBNJZSQVHLCKE"[n%23])
 }
 
 func mustEndpoint(tb testing.TB, s *Store, companyID string) *webhooks.Endpoint {

@@ -123,6 +123,34 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	cfg, err := poolConfig(url, o)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{}),
+		schema: cfg.ConnConfig.RuntimeParams["search_path"]}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.closed, s.close = context.WithCancel(context.Background())
+	go s.notifier()
+	if err := s.migrate(ctx); err != nil {
+		close(s.vacuumDone)
+		s.Close()
+		return nil, err
+	}
+	go s.vacuumer()
+	s.registrations = groupcommit.Start(registrars, maxGroup, s.commitGroup)
+	return s, nil
+}
+
+// poolConfig reads url, and applies the options and the service's
+// defaults over pgx's.
+func poolConfig(url string, o options) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
@@ -146,25 +174,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		// round trips while the network, not the CPU, is the wait.
 		cfg.MaxConns = DefaultMaxConns
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{}),
-		schema: cfg.ConnConfig.RuntimeParams["search_path"]}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
-	s.closed, s.close = context.WithCancel(context.Background())
-	go s.notifier()
-	if err := s.migrate(ctx); err != nil {
-		close(s.vacuumDone)
-		s.Close()
-		return nil, err
-	}
-	go s.vacuumer()
-	s.registrations = groupcommit.Start(registrars, maxGroup, s.commitGroup)
-	return s, nil
+	return cfg, nil
 }
 
 // Close stops Listen and closes the pool, waiting for connections in use to

@@ -198,7 +198,7 @@ func candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (webhooks.Cand
 	}
 	account, err := findAccount(ctx, tx, ev.AccountID)
 	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return c, ev.UnknownAccount()
+		return c, webhooks.UnknownAccount(ev.AccountID)
 	} else if err != nil {
 		return c, err
 	}
