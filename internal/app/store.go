@@ -129,3 +129,27 @@ type Tx interface {
 	// InsertAudit stores a complete audit entry.
 	InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error
 }
+
+// Engine is this process's delivery engine as a store hands it the
+// deliveries it registers: inserted already leased to the engine, in the
+// registering transaction, and passed over in memory once committed, so
+// that the common case costs the engine no claim transaction. The lease
+// still protects a crash: when it lapses, any process may claim the
+// delivery.
+type Engine interface {
+	// Lease takes a slot for an attempt to the endpoint now, within the
+	// engine's concurrency and per-endpoint cap, and returns the lease's
+	// token and end; ok is false when there is no room (the delivery is
+	// then left for a claim).
+	Lease(endpointID string, now time.Time) (token string, until time.Time, ok bool)
+	// Hand passes over the claims of leases that committed; the engine
+	// attempts them at once.
+	Hand(claims []*webhooks.Claim)
+	// Unlease gives back leases that did not commit, one per endpoint id.
+	Unlease(endpointIDs []string)
+	// Wake tells the engine that deliveries it was not handed are due.
+	Wake()
+	// PerEndpoint is the cap of attempts in flight to one endpoint (0:
+	// none), which a store shared by several processes checks across them.
+	PerEndpoint() int
+}

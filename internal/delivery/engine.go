@@ -92,7 +92,10 @@ type Engine struct {
 	cfg Config
 
 	wake    chan struct{}
-	results chan result // finished attempts, to the dispatcher
+	results chan result            // finished attempts, to the dispatcher
+	handed  chan []*webhooks.Claim // see Hand
+	slots   slots                  // per endpoint, see Lease
+	token   string                 // of the leases stores take for the engine
 	// inflight counts the attempts in flight: what Concurrency caps. (The
 	// claims a process holds also include the ended attempts whose records
 	// are not stored yet, but the next claim stores those before it claims
@@ -100,6 +103,9 @@ type Engine struct {
 	inflight atomic.Int64
 	// running is true while Run claims.
 	running atomic.Bool
+	// claiming is true from a claim's start until its slots are counted:
+	// a lease taken meanwhile could miss the claim's (see Lease).
+	claiming atomic.Bool
 }
 
 // result is a finished attempt: its record, or nil when shutdown aborted it
@@ -145,6 +151,9 @@ func New(cfg Config) *Engine {
 		cfg:     cfg,
 		wake:    make(chan struct{}, 1),
 		results: make(chan result, cfg.Concurrency),
+		handed:  make(chan []*webhooks.Claim, cfg.Concurrency),
+		slots:   slots{held: map[string]int{}},
+		token:   webhooks.NewID(),
 	}
 }
 
@@ -192,6 +201,12 @@ func (e *Engine) Run(ctx context.Context) error {
 		select {
 		case r := <-e.results:
 			d.collect(r)
+		case cs := <-e.handed:
+			// Handed over as the loop stopped: given back, not attempted.
+			for _, c := range cs {
+				d.inflight.Add(-1)
+				d.aborted = append(d.aborted, c)
+			}
 		case <-grace.C:
 			e.cfg.Logger.Warn("delivery: attempts still in flight after the shutdown grace; handing them back", "attempts", e.inflight.Load())
 			abort()
@@ -207,6 +222,7 @@ type dispatcher struct {
 	*Engine
 	attemptCtx context.Context
 	records    []*webhooks.AttemptRecord // of ended attempts, not stored yet
+	endpoints  []string                  // records[i]'s endpoint, whose slot it holds
 	aborted    []*webhooks.Claim         // claims to hand back
 	// next is the earliest scheduled attempt known at nextAsked, and
 	// since learned from records (see nextScheduled).
@@ -221,6 +237,7 @@ func (d *dispatcher) collect(r result) {
 		return
 	}
 	d.records = append(d.records, r.record)
+	d.endpoints = append(d.endpoints, r.claim.Endpoint.ID)
 	// The dispatcher learns the retries it schedules (see nextScheduled).
 	if t := r.record.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
 		(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {
@@ -229,59 +246,108 @@ func (d *dispatcher) collect(r result) {
 }
 
 // loop claims, starts attempts and stores their results until ctx ends.
+//
+// Most deliveries do not need a claim: the store that registered them
+// handed them over already leased (see Lease). The loop looks in the
+// database for due work only when told some is there (a wake, the poll,
+// a retry it scheduled, a claim that filled its limit), and stores the
+// records of ended attempts in batches: those that ended while the last
+// transaction ran.
 func (d *dispatcher) loop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	backoff := time.Duration(0)
+	look := true
 	for ctx.Err() == nil {
-		for drained := false; !drained; {
-			select {
-			case r := <-d.results:
-				d.collect(r)
-			default:
-				drained = true
-			}
-		}
+		d.drain()
 		// An attempt holds its slot until its record is stored: its claim
 		// does, and the claims a process holds are what it may repeat if
-		// it dies. The records this claim stores free their slots in it.
+		// it dies.
 		limit := min(d.cfg.Concurrency-int(d.inflight.Load()), DefaultBatchSize)
-		if limit > 0 || len(d.records) > 0 {
-			n, err := d.claim(ctx, limit)
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
-				d.cfg.Logger.Error("delivery: claiming or recording failed; retrying", "err", err, "retry_in", backoff)
-				if !sleep(ctx, backoff) {
-					return
-				}
-				continue
+		var err error
+		switch {
+		case look && limit > 0, len(d.records) > 0 && d.queued():
+			// The claim stores the records first: the slots they free
+			// are the claim's to take.
+			var n int
+			if n, err = d.claim(ctx, limit); err == nil {
+				look = limit > 0 && n == limit // there may be more due right now
 			}
-			backoff = 0
-			if limit > 0 && n == limit {
-				continue // there may be more due right now
+		case len(d.records) > 0:
+			err = d.record(ctx)
+		default:
+			d.wait(ctx, timer, &look)
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
 			}
+			backoff = min(max(2*backoff, 50*time.Millisecond), 5*time.Second)
+			d.cfg.Logger.Error("delivery: claiming or recording failed; retrying", "err", err, "retry_in", backoff)
+			if !sleep(ctx, backoff) {
+				return
+			}
+			continue
 		}
-		wait := d.cfg.PollInterval
-		if next := d.nextScheduled(ctx); !next.IsZero() {
-			wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
-		}
-		timer.Reset(wait)
+		backoff = 0
+	}
+}
+
+// drain takes in the attempts that ended and the claims handed over.
+func (d *dispatcher) drain() {
+	for {
 		select {
-		case <-ctx.Done():
-			return
-		case <-d.wake:
-		case <-timer.C:
 		case r := <-d.results:
-			d.collect(r) // its record frees its slot in the next claim
+			d.collect(r)
+		case cs := <-d.handed:
+			d.start(cs)
+		default:
+			return
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
+	}
+}
+
+// queued reports whether one of the records' endpoints holds its cap: it
+// may have deliveries queued for a slot (parked), which only a claim
+// takes.
+func (d *dispatcher) queued() bool {
+	if d.cfg.PerEndpoint == 0 {
+		return false
+	}
+	d.slots.mu.Lock()
+	defer d.slots.mu.Unlock()
+	for _, e := range d.endpoints {
+		if d.slots.held[e] >= d.cfg.PerEndpoint {
+			return true
+		}
+	}
+	return false
+}
+
+// wait waits for something to do: a wake-up or the poll (then *look is
+// set), an ended attempt, or handed claims.
+func (d *dispatcher) wait(ctx context.Context, timer *time.Timer, look *bool) {
+	wait := d.cfg.PollInterval
+	if next := d.nextScheduled(ctx); !next.IsZero() {
+		wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
+	}
+	timer.Reset(wait)
+	select {
+	case <-ctx.Done():
+	case <-d.wake:
+		*look = true
+	case <-timer.C:
+		*look = true
+	case r := <-d.results:
+		d.collect(r)
+	case cs := <-d.handed:
+		d.start(cs)
+	}
+	if !timer.Stop() {
+		select {
+		case <-timer.C:
+		default:
 		}
 	}
 }
@@ -311,6 +377,8 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 // deliveries, starting their attempts.
 func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	now := d.cfg.Now()
+	d.claiming.Store(true)
+	defer d.claiming.Store(false)
 	claims, err := d.cfg.Queue.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
 		Limit:       limit,
@@ -322,29 +390,49 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return 0, err // the records wait for the next claim
 	}
-	d.stored(d.records)
-	d.records = nil
+	d.stored()
 	if limit > 0 && d.cfg.Looked != nil {
 		d.cfg.Looked(now, len(claims))
 	}
 	for _, c := range claims {
 		d.inflight.Add(1)
+		d.slots.add(c.Endpoint.ID)
+	}
+	d.start(claims)
+	return len(claims), nil
+}
+
+// start starts the attempts of claims, whose slots are taken.
+func (d *dispatcher) start(claims []*webhooks.Claim) {
+	for _, c := range claims {
 		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()
 	}
 	if len(claims) > 0 {
 		d.cfg.Metrics.InFlight(int(d.inflight.Load()))
 	}
-	return len(claims), nil
 }
 
-// stored reports records just stored.
-func (d *dispatcher) stored(records []*webhooks.AttemptRecord) {
-	for _, rec := range records {
+// record stores the records of ended attempts, without a claim.
+func (d *dispatcher) record(ctx context.Context) error {
+	if err := d.cfg.Queue.RecordAttempts(ctx, d.records); err != nil {
+		return err
+	}
+	d.stored()
+	return nil
+}
+
+// stored reports the records just stored and frees their slots.
+func (d *dispatcher) stored() {
+	for _, rec := range d.records {
 		d.cfg.Metrics.Recorded(rec)
 	}
-	if d.cfg.Recorded != nil && len(records) > 0 {
-		d.cfg.Recorded(records)
+	if d.cfg.Recorded != nil && len(d.records) > 0 {
+		d.cfg.Recorded(d.records)
 	}
+	for _, e := range d.endpoints {
+		d.slots.free(e)
+	}
+	d.records, d.endpoints = nil, nil
 }
 
 // flush stores the last records (see persist).
@@ -357,8 +445,7 @@ func (d *dispatcher) flush() {
 		d.cfg.Logger.Error("delivery: could not store the last attempts; they will be made again when their claims lapse", "attempts", len(d.records), "err", err)
 		return
 	}
-	d.stored(d.records)
-	d.records = nil
+	d.stored()
 }
 
 // release hands back the claims of the attempts shutdown aborted (see
@@ -370,6 +457,7 @@ func (d *dispatcher) release() {
 			if err := d.cfg.Queue.ReleaseClaims(ctx, c.Token, []string{c.Delivery.ID}); err != nil {
 				return err
 			}
+			d.slots.free(c.Endpoint.ID)
 			d.aborted = d.aborted[1:]
 		}
 		return nil

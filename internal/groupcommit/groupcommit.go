@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // ErrClosed is Do's error once Close was called.
@@ -16,6 +17,7 @@ var ErrClosed = errors.New("groupcommit: closed")
 type Committer[T any] struct {
 	commit  func(group []T)
 	max     int
+	window  time.Duration
 	in      chan *call[T]
 	closing chan struct{}
 	once    sync.Once
@@ -35,7 +37,16 @@ type call[T any] struct {
 // takes a request from its caller's hand (the channel has no buffer), so
 // one whose caller gave up while waiting to be taken is never committed.
 func Start[T any](workers, max int, commit func(group []T)) *Committer[T] {
-	c := &Committer[T]{commit: commit, max: max, in: make(chan *call[T]), closing: make(chan struct{})}
+	return StartWindow(workers, max, 0, commit)
+}
+
+// StartWindow is Start with a window: under load (the last group had more
+// than one request), a worker that took the waiting requests waits up to
+// window for more before it commits, so that the groups grow and the
+// commits, each a wait for the disk, become fewer. A lone request still
+// goes at once.
+func StartWindow[T any](workers, max int, window time.Duration, commit func(group []T)) *Committer[T] {
+	c := &Committer[T]{commit: commit, max: max, window: window, in: make(chan *call[T]), closing: make(chan struct{})}
 	for range workers {
 		c.workers.Go(c.work)
 	}
@@ -70,6 +81,12 @@ func (c *Committer[T]) Close() {
 
 func (c *Committer[T]) work() {
 	group := make([]*call[T], 0, c.max)
+	var timer *time.Timer
+	if c.window > 0 {
+		timer = time.NewTimer(0)
+		<-timer.C
+	}
+	loaded := false // the last group had more than one request
 	for {
 		select {
 		case k := <-c.in:
@@ -86,6 +103,25 @@ func (c *Committer[T]) work() {
 				break more
 			}
 		}
+		if loaded && timer != nil && len(group) < c.max {
+			timer.Reset(c.window)
+		window:
+			for len(group) < c.max {
+				select {
+				case k := <-c.in:
+					group = append(group, k)
+				case <-timer.C:
+					break window
+				}
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		}
+		loaded = len(group) > 1
 		vs := make([]T, len(group))
 		for i, k := range group {
 			vs[i] = k.v

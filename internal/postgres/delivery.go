@@ -57,18 +57,25 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 // skipped, by the unique index, not by a check in memory.
 func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
 	var b pgx.Batch
-	inserted := queueDeliveries(&b, ds)
+	inserted := queueDeliveries(&b, ds, nil)
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, err
 	}
-	return inserted(), nil
+	ins, _ := inserted()
+	return ins, nil
 }
 
 // queueDeliveries queues insertDeliveries' statement in b; the function it
-// returns, called once b has run, returns the deliveries inserted.
-func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.Delivery {
+// returns, called once b has run, returns the deliveries inserted and the
+// ids of those leased. With o, the deliveries it offers leases to are
+// inserted leased to the engine, within the endpoints' caps (see
+// offers.queueLocks).
+func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([]*webhooks.Delivery, map[string]bool) {
 	if len(ds) == 0 {
-		return func() []*webhooks.Delivery { return nil }
+		return func() ([]*webhooks.Delivery, map[string]bool) { return nil, nil }
+	}
+	if o == nil {
+		o = &offers{}
 	}
 	n := len(ds)
 	var (
@@ -88,36 +95,64 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery) func() []*webhooks.D
 		manual[i], bodies[i] = d.Manual, d.Body
 	}
 	var inserted []string
+	leased := map[string]bool{}
 	// A pending delivery enters the work queue with its row. Unlike
 	// SQLite's, it does not join its endpoint's queue of parked deliveries
 	// at once: probing the queue's partial index, full of dead entries under
 	// the queue's churn until a vacuum, cost more than the claim that parks
 	// it later.
+	// The offered leases count against the endpoints' caps only where the
+	// previous statement took the endpoint's claim lock: it counts the
+	// endpoint's claims in this statement's snapshot, which claims cannot
+	// change until the commit (see offers.queueLocks).
 	b.Queue(`WITH ins AS (
 			INSERT INTO deliveries (`+deliveryCols+`)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
 				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at
+		), leasable AS (
+			SELECT string_to_array(current_setting('webhooks.leasable', true), ',')::uuid[] AS endpoints
+		), held AS (
+			SELECT endpoint_id, count(*) AS n FROM queue, leasable
+			WHERE endpoint_id = ANY (leasable.endpoints) AND lease_expires > $19 GROUP BY endpoint_id
+		), ranked AS (
+			SELECT i.id, i.endpoint_id, i.next_attempt_at, o.until, o.token,
+				o.id IS NOT NULL AND i.endpoint_id = ANY (leasable.endpoints)
+				AND coalesce(h.n, 0) + row_number() OVER (PARTITION BY i.endpoint_id, o.id IS NULL ORDER BY o.ord) <= $18 AS leased
+			FROM ins i CROSS JOIN leasable
+			LEFT JOIN unnest($16::uuid[], $17::timestamptz[], $20::text[]) WITH ORDINALITY AS o(id, until, token, ord) ON o.id = i.id
+			LEFT JOIN held h ON h.endpoint_id = i.endpoint_id
+			WHERE i.status = 'pending'
 		), queued AS (
-			INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM ins WHERE status = 'pending'
+			INSERT INTO queue (delivery_id, endpoint_id, due, lease_token, lease_expires)
+			SELECT id, endpoint_id, next_attempt_at, CASE WHEN leased THEN token END, CASE WHEN leased THEN until END FROM ranked
+			RETURNING delivery_id, lease_token IS NOT NULL AS leased
 		)
-		SELECT id FROM ins`,
-		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated).
+		SELECT i.id, coalesce(q.leased, false) FROM ins i LEFT JOIN queued q ON q.delivery_id = i.id`,
+		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
+		uuids(o.ids), o.until, o.cap, ts(o.now), o.tokens).
 		Query(func(rows pgx.Rows) error {
-			var err error
-			inserted, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			var id string
+			var l bool
+			_, err := pgx.ForEachRow(rows, []any{&id, &l}, func() error {
+				inserted = append(inserted, id)
+				if l {
+					leased[id] = true
+				}
+				return nil
+			})
 			return err
 		})
-	return func() []*webhooks.Delivery {
+	return func() ([]*webhooks.Delivery, map[string]bool) {
 		if len(inserted) == len(ds) {
-			return ds
+			return ds, leased
 		}
 		kept := map[string]bool{}
 		for _, id := range inserted {
 			kept[id] = true
 		}
-		return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return !kept[d.ID] })
+		return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return !kept[d.ID] }), leased
 	}
 }
 

@@ -93,6 +93,7 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 	var registered []*registration
 	var deliveries []*webhooks.Delivery
 	var firsts []string
+	endpoints := map[string]*webhooks.Endpoint{}
 	for i, r := range group {
 		c, err := checks[i]()
 		switch {
@@ -104,9 +105,15 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 			if r.deliveries, r.err = webhooks.Route(r.ev, c, r.ev.Created); r.err == nil {
 				registered = append(registered, r)
 				deliveries = append(deliveries, r.deliveries...)
+				for _, l := range [][]*webhooks.Endpoint{c.Company, c.Own, c.Manager} {
+					for _, e := range l {
+						endpoints[e.ID] = e
+					}
+				}
 			}
 		}
 	}
+	o := s.offer(deliveries, func(id string) *webhooks.Endpoint { return endpoints[id] })
 	// Queued statements run in order: the events first, since the keys
 	// and the deliveries refer to them.
 	b = pgx.Batch{}
@@ -128,13 +135,17 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 		evs[i], keys[i] = r.ev, r.key
 	}
 	queueEvents(&b, evs, keys)
-	inserted := queueDeliveries(&b, deliveries)
+	o.queueLocks(&b)
+	inserted := queueDeliveries(&b, deliveries, o)
 	b.Queue(`COMMIT`)
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		o.settle(nil)
 		return err
 	}
+	ins, leased := inserted()
+	o.settle(leased)
 	kept := map[string]bool{}
-	for _, d := range inserted() {
+	for _, d := range ins {
 		kept[d.ID] = true
 	}
 	pending := false
@@ -146,9 +157,14 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 			continue
 		}
 		r.deliveries = slices.DeleteFunc(r.deliveries, func(d *webhooks.Delivery) bool { return !kept[d.ID] })
-		pending = pending || slices.ContainsFunc(r.deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending })
+		pending = pending || slices.ContainsFunc(r.deliveries, func(d *webhooks.Delivery) bool {
+			return d.Status == webhooks.DeliveryPending && !leased[d.ID]
+		})
 	}
 	if pending {
+		if s.engine != nil {
+			s.engine.Wake()
+		}
 		s.notifyCommitted()
 	}
 	return nil

@@ -84,6 +84,7 @@ type Store struct {
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
 	localRoom     atomic.Pointer[func() bool]           // see SetLocalWorkers
+	engine        app.Engine                            // see SetEngine
 }
 
 // Option configures Open.

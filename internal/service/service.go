@@ -95,6 +95,9 @@ type Backend interface {
 	// deleted: call it again while that is limit. When another process is
 	// purging the same database, it returns 0 at once.
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
+	// SetEngine makes the backend hand the deliveries it registers to this
+	// process's engine, without a claim (see app.Engine).
+	SetEngine(e app.Engine)
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.
@@ -191,6 +194,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Recorded:       cfg.Recorded,
 		Looked:         cfg.Looked,
 	})
+	store.SetEngine(s.Engine)
 	if notifier != nil {
 		notifier.SetLocalWorkers(s.Engine.HasRoom)
 	}

@@ -51,32 +51,49 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 }
 
 // A pending delivery to an endpoint that has a queue of parked deliveries
-// joins the queue at once (see ClaimDeliveries).
-const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked)
-	VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-		?7 = 'pending' AND EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ?2 AND status = 'pending' AND parked = 1))
-	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
+// joins the queue at once (see ClaimDeliveries); otherwise it takes the
+// lease it is given (?16, ?17: see Store.SetEngine), if any. It returns
+// its lease token, and no row when the delivery exists already.
+const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked, lease_token, lease_expires)
+	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, q.parked, iif(q.parked, NULL, ?16), iif(q.parked, NULL, ?17)
+	FROM (SELECT ?7 = 'pending' AND EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ?2 AND status = 'pending' AND parked = 1) AS parked) AS q
+	WHERE true
+	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
+	RETURNING lease_token`
 
 // insertDeliveries inserts ds and returns those inserted: an original
 // delivery that already exists for its endpoint and event is skipped, by
 // the unique index, not by a check in memory.
 func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
-	if len(ds) == 0 {
-		return nil, nil
-	}
 	out := ds[:0:0]
 	for _, d := range ds {
-		res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
-			nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-			nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated))
+		inserted, _, err := insertDeliveryLeased(ctx, tx, d, "", time.Time{})
 		if err != nil {
 			return nil, err
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
+		if inserted {
 			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+// insertDeliveryLeased inserts d, leased with token until then unless it
+// joins its endpoint's queue, and reports whether it was inserted and
+// leased.
+func insertDeliveryLeased(ctx context.Context, tx *txn, d *webhooks.Delivery, token string, until time.Time) (inserted, leased bool, err error) {
+	var got sql.NullString
+	err = tx.QueryRowContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
+		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
+		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated),
+		nullString(token), ms(until)).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return true, got.Valid, nil
 }
 
 func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery, error) {

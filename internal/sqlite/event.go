@@ -60,8 +60,7 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 
 // RegisterEvent implements app.Store. Registrations are committed in
 // groups: each durable commit waits for the disk, so concurrent
-// registrations share one commit (group commit), each in its own savepoint
-// so that one refused registration does not undo the others.
+// registrations share one commit (group commit).
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	r := &registration{ctx: ctx, ev: ev, key: key}
 	if err := s.registrations.Do(ctx, r); err != nil {
@@ -90,8 +89,22 @@ type registration struct {
 // maxGroup bounds a group commit, so one transaction stays short.
 const maxGroup = 128
 
-// commitGroup registers group in one transaction, each registration in a
-// savepoint of its own.
+// groupWindow is how long, under load, the registrar waits for a group to
+// grow: each commit waits for the disk, and larger groups share it.
+const groupWindow = 500 * time.Microsecond
+
+// errRefused rolls back a group that one registration of it failed, to
+// redo it with savepoints (see commitGroup).
+var errRefused = errors.New("sqlite: a registration of the group was refused")
+
+// commitGroup registers group in one transaction.
+//
+// A refused registration (an unknown company, a reused key) must not undo
+// the others, but a savepoint per registration cost a third of the
+// registration's time (SQLite's sub-journal writes each page a savepoint
+// changes), for refusals that are rare. So the group first runs without
+// them; if one registration is refused, the transaction is rolled back and
+// the group runs again with a savepoint each, which keeps the others.
 //
 // The group's statements run with a context of the group's, not the
 // callers': a caller that gives up while its registration is being written
@@ -101,26 +114,10 @@ const maxGroup = 128
 func (s *Store) commitGroup(group []*registration) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := s.inTx(ctx, func(tx *txn) error {
-		for _, r := range group {
-			if r.err = r.ctx.Err(); r.err != nil {
-				continue
-			}
-			if _, err := tx.Exec(`SAVEPOINT registration`); err != nil {
-				return err
-			}
-			r.first, r.deliveries, r.err = registerEvent(ctx, tx, r.ev, r.key)
-			if r.err != nil {
-				if _, err := tx.Exec(`ROLLBACK TO registration`); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.Exec(`RELEASE registration`); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.registerGroup(ctx, group, false)
+	if errors.Is(err, errRefused) {
+		err = s.registerGroup(ctx, group, true)
+	}
 	for _, r := range group {
 		if err != nil && r.err == nil {
 			r.err = err
@@ -128,9 +125,49 @@ func (s *Store) commitGroup(group []*registration) {
 	}
 }
 
+// registerGroup registers group in one transaction; with savepoints, each
+// registration in its own. Without them it returns errRefused as soon as
+// one is refused.
+func (s *Store) registerGroup(ctx context.Context, group []*registration, savepoints bool) error {
+	err := s.inTx(ctx, func(tx *txn) error {
+		if err := s.routes.sync(ctx, tx); err != nil {
+			return err
+		}
+		for _, r := range group {
+			r.first, r.deliveries = nil, nil
+			if r.err = r.ctx.Err(); r.err != nil {
+				continue
+			}
+			if !savepoints {
+				if r.first, r.deliveries, r.err = s.registerEvent(ctx, tx, r.ev, r.key); r.err != nil {
+					return errRefused
+				}
+				continue
+			}
+			if _, err := tx.ExecContext(ctx, `SAVEPOINT registration`); err != nil {
+				return err
+			}
+			leased := len(s.group.claims)
+			r.first, r.deliveries, r.err = s.registerEvent(ctx, tx, r.ev, r.key)
+			if r.err != nil {
+				if _, err := tx.ExecContext(ctx, `ROLLBACK TO registration`); err != nil {
+					return err
+				}
+				s.group.unlease(s.engine, leased)
+			}
+			if _, err := tx.ExecContext(ctx, `RELEASE registration`); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.settle(err == nil)
+	return err
+}
+
 // registerEvent registers one event in tx (see RegisterEvent). It returns
 // the first event when key repeats a recent request.
-func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, error) {
+func (s *Store) registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, error) {
 	if key != nil {
 		stored := &webhooks.IdempotencyKey{Key: key.Key}
 		var eventID string
@@ -157,7 +194,7 @@ func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhoo
 			}
 		}
 	}
-	c, err := candidates(ctx, tx, ev)
+	c, err := s.routes.candidates(ctx, tx, ev)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -168,7 +205,7 @@ func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhoo
 	if err := insertEvent(ctx, tx, ev); err != nil {
 		return nil, nil, err
 	}
-	if deliveries, err = insertDeliveries(ctx, tx, deliveries); err != nil {
+	if deliveries, err = s.insertDeliveries(ctx, tx, deliveries, endpointsOf(c)); err != nil {
 		return nil, nil, err
 	}
 	if key != nil {
@@ -178,44 +215,6 @@ func registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, key *webhoo
 		}
 	}
 	return nil, deliveries, nil
-}
-
-// candidates resolves ev's account from its company and loads the endpoints
-// it may reach.
-func candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (webhooks.Candidates, error) {
-	var c webhooks.Candidates
-	companyAccount := ""
-	if ev.CompanyID != "" {
-		company, err := findCompany(ctx, tx, ev.CompanyID)
-		if err == nil {
-			companyAccount = company.AccountID
-		} else if webhooks.ErrorCode(err) != webhooks.ENOTFOUND {
-			return c, err
-		}
-	}
-	if err := ev.Attribute(companyAccount); err != nil {
-		return c, err
-	}
-	account, err := findAccount(ctx, tx, ev.AccountID)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return c, webhooks.UnknownAccount(ev.AccountID)
-	} else if err != nil {
-		return c, err
-	}
-	if ev.CompanyID != "" && !ev.IsAccountEvent() {
-		if c.Company, err = queryEndpoints(ctx, tx, `company_id = ?`, ev.CompanyID); err != nil {
-			return c, err
-		}
-	}
-	if c.Own, err = queryEndpoints(ctx, tx, `account_id = ?`, ev.AccountID); err != nil {
-		return c, err
-	}
-	if account.Managed() {
-		if c.Manager, err = queryEndpoints(ctx, tx, `account_id = ?`, account.ProvisionedBy); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
 }
 
 func queryEndpoints(ctx context.Context, q querier, where string, args ...any) ([]*webhooks.Endpoint, error) {

@@ -41,6 +41,15 @@ type Store struct {
 	stmts *stmtCache // prepared write statements
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
+	// Only the registrar (commitGroup) uses these.
+	routes routes
+	group  leases     // of the group being registered
+	engine app.Engine // see SetEngine
+
+	// The write connection's synchronous setting, and which connection it
+	// was set on (see runTx).
+	syncConn any
+	syncMode string
 }
 
 // Open opens (creating it if needed) the database file at path, takes the
@@ -99,14 +108,23 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	s.read.SetMaxOpenConns(n)
 	s.read.SetMaxIdleConns(n)
-	if _, err := s.write.ExecContext(ctx, `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL, parked = 0
-		WHERE lease_expires IS NOT NULL OR parked = 1`); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("sqlite: release claims: %w", err)
+	for _, q := range releaseAll {
+		if _, err := s.write.ExecContext(ctx, q); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sqlite: release claims: %w", err)
+		}
 	}
 	// One registrar: the writer is one connection.
-	s.registrations = groupcommit.Start(1, maxGroup, s.commitGroup)
+	s.registrations = groupcommit.StartWindow(1, maxGroup, groupWindow, s.commitGroup)
 	return s, nil
+}
+
+// releaseAll hands back every claim and empties the endpoints' queues, as
+// a process starts: through the partial indexes of the leased and the
+// parked deliveries, so that start-up does not read the whole history.
+var releaseAll = []string{
+	`UPDATE deliveries INDEXED BY deliveries_leased SET lease_token = NULL, lease_expires = NULL WHERE lease_expires IS NOT NULL`,
+	`UPDATE deliveries INDEXED BY deliveries_parked SET parked = 0 WHERE status = 'pending' AND parked = 1`,
 }
 
 // Close closes the database and releases the file's lock.
@@ -214,11 +232,7 @@ func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error)
 		return err
 	}
 	defer conn.Close()
-	mode := "FULL"
-	if d == lazy {
-		mode = "NORMAL"
-	}
-	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
+	if err := s.setSynchronous(ctx, conn, d); err != nil {
 		return err
 	}
 	tx, err := conn.BeginTx(ctx, nil)
@@ -230,6 +244,31 @@ func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error)
 		return err
 	}
 	return tx.Commit()
+}
+
+// setSynchronous sets the write connection's synchronous pragma for d,
+// unless it is set so already: running it on every transaction cost as
+// much as a small transaction's statements. A connection the pool opened
+// anew starts from the DSN's setting, so the setting is kept with the
+// driver connection it was made on.
+func (s *Store) setSynchronous(ctx context.Context, conn *sql.Conn, d durability) error {
+	mode := "FULL"
+	if d == lazy {
+		mode = "NORMAL"
+	}
+	var dc any
+	if err := conn.Raw(func(c any) error { dc = c; return nil }); err != nil {
+		return err
+	}
+	if dc == s.syncConn && mode == s.syncMode {
+		return nil
+	}
+	s.syncConn, s.syncMode = nil, ""
+	if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = "+mode); err != nil {
+		return err
+	}
+	s.syncConn, s.syncMode = dc, mode
+	return nil
 }
 
 // querier is what a read needs: the read pool, or a write transaction when
