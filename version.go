@@ -117,19 +117,38 @@ func down20250601(d *versionedData) error {
 
 // validateObjectForVersions refuses, at registration, an object that some
 // payload version could not render, so that rendering never fails later.
+// object is compacted (see Event.Validate).
 func validateObjectForVersions(object json.RawMessage) error {
-	obj, err := parseOrderedObject(object)
-	if err != nil {
-		return Errorf(EINVALIDJSON, "data.object is not a JSON object.")
-	}
-	if obj.isA("invoice") {
+	var kind, total []byte
+	if v, ok := topLevel(object, "object", "total"); ok {
+		kind, total = v[0], v[1]
+	} else {
+		obj, err := parseOrderedObject(object)
+		if err != nil {
+			return Errorf(EINVALIDJSON, "data.object is not a JSON object.")
+		}
+		if i := obj.index("object"); i >= 0 {
+			kind = obj.values[i]
+		}
 		if i := obj.index("total"); i >= 0 {
-			if _, err := decimalToCents(obj.values[i]); err != nil {
-				return Errorf(EUNPROCESSABLE, "data.object.total of an invoice must be a decimal string with at most two decimals, such as \"1210.00\".")
-			}
+			total = obj.values[i]
+		}
+	}
+	if total != nil && isJSONString(kind, "invoice") {
+		if _, err := decimalToCents(total); err != nil {
+			return Errorf(EUNPROCESSABLE, "data.object.total of an invoice must be a decimal string with at most two decimals, such as \"1210.00\".")
 		}
 	}
 	return nil
+}
+
+// isJSONString reports whether raw is the JSON string s.
+func isJSONString(raw []byte, s string) bool {
+	if len(raw) == len(s)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == s {
+		return true // the common case, without escapes
+	}
+	var got string
+	return bytes.IndexByte(raw, '\\') >= 0 && json.Unmarshal(raw, &got) == nil && got == s
 }
 
 // decimalToCents reads a JSON string holding a decimal amount with at most
