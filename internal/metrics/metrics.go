@@ -72,7 +72,20 @@ func New(queue Queue, now func() time.Time) *Metrics {
 	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.requests, m.requestSeconds,
 		&queueCollector{queue: queue, now: now},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if w, ok := queue.(WritePath); ok {
+		m.registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "webhooks_store_write_seconds_total",
+			Help: "Time the store's write path (SQLite's one write connection) was busy in transactions: its rate is how busy it is, and what bounds the throughput when it nears 1.",
+		}, func() float64 { return w.WriteBusy().Seconds() }))
+	}
 	return m
+}
+
+// WritePath is a store whose writes go through one path, which it
+// measures.
+type WritePath interface {
+	// WriteBusy returns the time the path was busy since the store opened.
+	WriteBusy() time.Duration
 }
 
 // Handler serves the metrics.

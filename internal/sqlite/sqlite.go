@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	msqlite "modernc.org/sqlite" // registers the "sqlite" driver
@@ -45,6 +46,8 @@ type Store struct {
 	routes routes
 	group  leases     // of the group being registered
 	engine app.Engine // see SetEngine
+
+	busy atomic.Int64 // nanoseconds the write connection spent in transactions
 
 	// The write connection's synchronous setting, and which connection it
 	// was set on (see runTx).
@@ -126,6 +129,10 @@ var releaseAll = []string{
 	`UPDATE deliveries INDEXED BY deliveries_leased SET lease_token = NULL, lease_expires = NULL WHERE lease_expires IS NOT NULL`,
 	`UPDATE deliveries INDEXED BY deliveries_parked SET parked = 0 WHERE status = 'pending' AND parked = 1`,
 }
+
+// WriteBusy implements metrics.WritePath: the time the one write
+// connection spent in transactions.
+func (s *Store) WriteBusy() time.Duration { return time.Duration(s.busy.Load()) }
 
 // Close closes the database and releases the file's lock.
 func (s *Store) Close() error {
@@ -232,6 +239,7 @@ func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error)
 		return err
 	}
 	defer conn.Close()
+	defer func(start time.Time) { s.busy.Add(int64(time.Since(start))) }(time.Now())
 	if err := s.setSynchronous(ctx, conn, d); err != nil {
 		return err
 	}
