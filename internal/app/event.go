@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"slices"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -31,6 +30,25 @@ func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webh
 	if err := c.requireAdmin(); err != nil {
 		return nil, false, err
 	}
+	ev, key, err := a.newEvent(in, "Idempotency-Key")
+	if err != nil {
+		return nil, false, err
+	}
+	got, _, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
+	if err != nil {
+		return nil, false, err
+	}
+	if created {
+		a.cfg.Registered()
+	}
+	return got, created, nil
+}
+
+// newEvent validates what a producer asks to register and returns the
+// event, with its id and time, and its idempotency key (nil: none).
+// keyField names the key in the producer's request, for the message of a
+// key that is too long.
+func (a *App) newEvent(in EventInput, keyField string) (*webhooks.Event, *webhooks.IdempotencyKey, error) {
 	ev := &webhooks.Event{
 		ID:            webhooks.NewID(),
 		Type:          in.Type,
@@ -43,26 +61,15 @@ func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webh
 		Object:        in.Object,
 	}
 	if err := ev.Validate(); err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	var key *webhooks.IdempotencyKey
-	if in.IdempotencyKey != "" {
-		if err := webhooks.CheckLength("Idempotency-Key", in.IdempotencyKey, webhooks.MaxIdempotencyKeyLen); err != nil {
-			return nil, false, err
-		}
-		key = &webhooks.IdempotencyKey{Key: in.IdempotencyKey, RequestHash: requestHash(ev), Created: ev.Created}
+	if in.IdempotencyKey == "" {
+		return ev, nil, nil
 	}
-	got, deliveries, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
-	if err != nil {
-		return nil, false, err
+	if err := webhooks.CheckLength(keyField, in.IdempotencyKey, webhooks.MaxIdempotencyKeyLen); err != nil {
+		return nil, nil, err
 	}
-	if created {
-		a.cfg.Registered()
-		if slices.ContainsFunc(deliveries, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
-			a.cfg.Wake()
-		}
-	}
-	return got, created, nil
+	return ev, &webhooks.IdempotencyKey{Key: in.IdempotencyKey, RequestHash: requestHash(ev), Created: ev.Created}, nil
 }
 
 // requestHash identifies what a producer asked to register, so that an

@@ -56,7 +56,9 @@ type Store interface {
 	// and registers nothing. Returns EUNKNOWNCOMPANY or EUNKNOWNACCOUNT for
 	// a reference to nothing, EUNPROCESSABLE when account_id and the
 	// company's account disagree, and EIDEMPOTENCYREUSED. ev's AccountID is
-	// filled from its company.
+	// filled from its company. The store hands the new pending deliveries
+	// to this process's engine, or wakes it for them (see Engine): the use
+	// case does not.
 	RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (event *webhooks.Event, deliveries []*webhooks.Delivery, created bool, err error)
 
 	// InTx runs fn in one transaction, committed if fn returns nil.

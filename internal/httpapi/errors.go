@@ -50,25 +50,39 @@ var retryAfter = strconv.Itoa(int(webhooks.RetryAfterUnavailable / time.Second))
 // for internal errors and an unavailable database only (whose details
 // never reach the caller).
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	status, detail := s.failure(r, err)
+	switch detail.Code {
+	case webhooks.EUNAVAILABLE:
+		w.Header().Set("Retry-After", retryAfter)
+	case webhooks.EUNAUTHORIZED:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="webhooks"`)
+	}
+	writeJSON(w, status, errorJSON{detail})
+}
+
+// failure returns the status and the error object err answers, and logs
+// err if it is an internal error or an unavailable database. It is the
+// error exit's, and a batch's for each of its items.
+func (s *Server) failure(r *http.Request, err error) (int, errorDetail) {
 	code := webhooks.ErrorCode(err)
 	switch code {
 	case webhooks.EINTERNAL:
 		s.Logger.Error("http: internal error", "method", r.Method, "route", r.Pattern, "err", err)
 	case webhooks.EUNAVAILABLE:
 		s.Logger.Warn("http: service unavailable", "method", r.Method, "route", r.Pattern, "err", err)
-		w.Header().Set("Retry-After", retryAfter)
-	case webhooks.EUNAUTHORIZED:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="webhooks"`)
 	}
-	writeJSON(w, StatusOf(code), errorBody(code, webhooks.ErrorMessage(err)))
+	return StatusOf(code), errorDetail{code, webhooks.ErrorMessage(err)}
 }
 
-func errorBody(code, message string) any {
-	type detail struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	}
-	return struct {
-		Error detail `json:"error"`
-	}{detail{code, message}}
+// errorDetail is the error object: {"code": …, "message": …}.
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
+
+// errorJSON is an error answer's body.
+type errorJSON struct {
+	Error errorDetail `json:"error"`
+}
+
+func errorBody(code, message string) any { return errorJSON{errorDetail{code, message}} }

@@ -10,6 +10,7 @@ import (
 
 func (s *Server) registerEventRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /v1/events", s.handleCreateEvent)
+	s.handleLarge(mux, "POST /v1/events/batch", MaxBatchBodyBytes, s.handleCreateEvents)
 	s.handle(mux, "GET /v1/events/{event}", s.handleGetEvent)
 	s.list(mux, "GET /v1/companies/{company}/events", s.handleListEvents)
 	s.list(mux, "GET /v1/accounts/{account}/events", s.handleListEvents)
@@ -27,19 +28,29 @@ type eventRequest struct {
 	} `json:"data"`
 }
 
-func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	var in eventRequest
-	if err := decode(r, &in); err != nil {
-		return err
-	}
+// input is the use case's input of an event request, with its
+// idempotency key (empty: none).
+func (in *eventRequest) input(key string) (app.EventInput, error) {
 	if in.Data == nil {
-		return webhooks.Errorf(webhooks.EINVALID, "data is required: {\"object\": {…}}.")
+		return app.EventInput{}, webhooks.Errorf(webhooks.EINVALID, "data is required: {\"object\": {…}}.")
 	}
-	ev, created, err := s.App.RegisterEvent(r.Context(), c, app.EventInput{
+	return app.EventInput{
 		Type: in.Type, CompanyID: deref(in.CompanyID), AccountID: deref(in.AccountID),
 		CorrelationID: deref(in.CorrelationID), Livemode: in.Livemode, Object: in.Data.Object,
-		IdempotencyKey: r.Header.Get("Idempotency-Key"),
-	})
+		IdempotencyKey: key,
+	}, nil
+}
+
+func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	var req eventRequest
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	in, err := req.input(r.Header.Get("Idempotency-Key"))
+	if err != nil {
+		return err
+	}
+	ev, created, err := s.App.RegisterEvent(r.Context(), c, in)
 	if err != nil {
 		return err
 	}

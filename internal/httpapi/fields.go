@@ -23,12 +23,22 @@ func checkFields(raw []byte, v any) error {
 }
 
 // fieldsOf returns the JSON names of a struct type's fields and their
-// types, computed once per type.
+// types, computed once per type. An untagged embedded struct's fields are
+// its own, as encoding/json promotes them (a batch item is an event
+// request and more); a field of the struct's own wins over one it embeds.
 func fieldsOf(t reflect.Type) map[string]reflect.Type {
 	if f, ok := fieldCache.Load(t); ok {
 		return f.(map[string]reflect.Type)
 	}
 	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous && f.Tag.Get("json") == "" && f.Type.Kind() == reflect.Struct {
+			for name, ft := range fieldsOf(f.Type) {
+				fields[name] = ft
+			}
+		}
+	}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")

@@ -32,12 +32,20 @@ func readBody(r *http.Request) ([]byte, error) {
 	b, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, webhooks.Errorf(webhooks.ETOOLARGE, "The request body is over %d KiB.", MaxBodyBytes>>10)
+		return nil, webhooks.Errorf(webhooks.ETOOLARGE, "The request body is over %s.", sizeText(tooLarge.Limit))
 	}
 	if err != nil {
 		return nil, webhooks.Errorf(webhooks.EINVALID, "The request body could not be read.")
 	}
 	return b, nil
+}
+
+// sizeText writes a body limit as the documentation does: 256 KiB, 4 MiB.
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	}
+	return strconv.FormatInt(n>>10, 10) + " KiB"
 }
 
 // decode reads a JSON object into v, refusing unknown fields, trailing

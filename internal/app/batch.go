@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"sync"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// MaxBatchEvents bounds the events of one RegisterEvents: a batch stays
+// within one or two of the stores' group commits, and its answer small.
+const MaxBatchEvents = 100
+
+// EventOutcome is what became of one event of a batch: the event and
+// whether it was created now (false: its idempotency key repeats a
+// registration, whose event it is), or the error that refused it.
+type EventOutcome struct {
+	Event   *webhooks.Event
+	Created bool
+	Err     error
+}
+
+// RegisterEvents registers events as RegisterEvent does, each on its own:
+// one that is refused does not refuse the others. Every event registered
+// is committed, with its deliveries, when it returns, and the outcomes are
+// in the order of in. Admin only.
+//
+// The events are registered concurrently, so that the store's group commit
+// writes them in one transaction instead of one each. Two events with the
+// same idempotency key are not: the later one waits until the earlier is
+// committed, and then repeats it (or is refused as a reuse of the key),
+// exactly as if they had been sent one after the other, instead of racing
+// to register the key twice.
+//
+// When no event was registered and the database did not answer for one
+// (webhooks.EUNAVAILABLE), RegisterEvents returns that error instead of
+// the outcomes: nothing was stored, so the caller may send the whole batch
+// again.
+func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) ([]EventOutcome, error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, err
+	}
+	if len(in) > MaxBatchEvents {
+		return nil, webhooks.Errorf(webhooks.EINVALID, "A batch holds at most %d events, not %d.", MaxBatchEvents, len(in))
+	}
+	type registration struct {
+		i   int
+		ev  *webhooks.Event
+		key *webhooks.IdempotencyKey
+	}
+	out := make([]EventOutcome, len(in))
+	// Round n holds the n-th valid use of each key (and round 0 the
+	// events without one).
+	var rounds [][]registration
+	uses := map[string]int{}
+	for i, item := range in {
+		ev, key, err := a.newEvent(item, "idempotency_key")
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		n := 0
+		if key != nil {
+			n = uses[key.Key]
+			uses[key.Key]++
+		}
+		for len(rounds) <= n {
+			rounds = append(rounds, nil)
+		}
+		rounds[n] = append(rounds[n], registration{i, ev, key})
+	}
+
+	for _, round := range rounds {
+		var wg sync.WaitGroup
+		for _, r := range round {
+			wg.Go(func() {
+				got, _, created, err := a.cfg.Store.RegisterEvent(ctx, r.ev, r.key)
+				out[r.i] = EventOutcome{Event: got, Created: created, Err: err}
+			})
+		}
+		wg.Wait()
+	}
+
+	registered := false
+	var unavailable error
+	for _, o := range out {
+		if o.Created {
+			a.cfg.Registered()
+		}
+		registered = registered || o.Event != nil
+		if unavailable == nil && webhooks.ErrorCode(o.Err) == webhooks.EUNAVAILABLE {
+			unavailable = o.Err
+		}
+	}
+	if !registered && unavailable != nil {
+		return nil, unavailable
+	}
+	return out, nil
+}
