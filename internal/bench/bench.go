@@ -1,7 +1,16 @@
 // Package bench measures the service: producers register events through
-// the API as fast as they can (or at a set rate), a loopback sink receives
-// the deliveries, and the report gives events/s, deliveries/s, the latency
-// from registration to arrival, and the peak RSS.
+// the API as fast as they can (or at a set rate), one at a time or in
+// batches, a loopback sink receives the deliveries, and the report gives
+// events/s, deliveries/s, the latency from registration to arrival, the
+// peak RSS, the service's CPU per delivery and the share of the time its
+// store's write path was busy, with the ceilings those two imply: what
+// the service would deliver with its write path busy all the time, and
+// with every core to itself.
+//
+// The CPU is the service's own with serve processes (Config.Processes),
+// read from /proc/<pid>/stat, and with a running one (Config.URL), read
+// from its /metrics. In-process, the producers and the sink share the
+// process, so the figure is an upper bound and its ceiling a lower one.
 package bench
 
 import (
@@ -13,11 +22,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,8 +69,11 @@ type Config struct {
 	// SinkHost is the host the service reaches the sink at (127.0.0.1).
 	SinkHost string
 	Duration time.Duration
-	// Producers is how many concurrent POST /v1/events run.
+	// Producers is how many concurrent registration requests run.
 	Producers int
+	// Batch is how many events each request registers: 1 (or 0) through
+	// POST /v1/events, more through POST /v1/events/batch.
+	Batch     int
 	Scenarios []Scenario
 	Out       io.Writer
 	Logger    *slog.Logger
@@ -68,6 +82,7 @@ type Config struct {
 // Result is one scenario's figures.
 type Result struct {
 	Scenario         Scenario
+	Batch            int // events per request
 	Events           int
 	Deliveries       int
 	EventsPerSec     float64
@@ -75,13 +90,28 @@ type Result struct {
 	P50, P99, Max    time.Duration
 	// Drain is how long the last deliveries took to arrive after the
 	// producers stopped.
-	Drain   time.Duration
-	PeakRSS int64 // bytes, of this process; 0 when unknown
-	// CPUPerDelivery is the CPU time spent per delivery, from the setup's
-	// end to the drain's: the serve processes' with Processes, and this
-	// whole process's (producers and sink included) otherwise.
+	Drain time.Duration
+	// PeakRSS is the service's, in bytes: this process's in-process, the
+	// serve processes' summed; 0 when unknown (as with URL).
+	PeakRSS int64
+	// CPUPerDelivery is the CPU time spent per delivery, from the first
+	// registration to the drain's end: the serve processes' with
+	// Processes, the service's process_cpu_seconds_total with URL, and
+	// this whole process's otherwise (CPUShared); 0 when unknown.
 	CPUPerDelivery time.Duration
-	Errors         int
+	// CPUShared says CPUPerDelivery includes the producers and the sink,
+	// which run in the service's process: the service's own is at most
+	// that, and CPUCeiling at least.
+	CPUShared bool
+	// WriteBusy is the share of the same window the store's write path
+	// was busy (webhooks_store_write_seconds_total), the busiest
+	// process's; negative when the service does not expose it.
+	WriteBusy float64
+	// WriteCeiling and CPUCeiling are the deliveries/s the write path and
+	// the machine's cores imply (see writeCeiling, cpuCeiling); 0 when
+	// unknown.
+	WriteCeiling, CPUCeiling float64
+	Errors                   int
 }
 
 // DefaultScenarios are the issue's targets: 1 endpoint per event flat out,
@@ -114,12 +144,11 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if len(cfg.Scenarios) == 0 {
 		cfg.Scenarios = DefaultScenarios()
 	}
-	cpuOf := "this process's CPU (producers and sink included)"
-	if cfg.Processes > 0 {
-		cpuOf = "the serve processes' CPU"
+	cfg.Batch = max(cfg.Batch, 1)
+	if cfg.Batch > MaxBatch {
+		return nil, fmt.Errorf("a batch holds at most %d events, not %d", MaxBatch, cfg.Batch)
 	}
-	fmt.Fprintf(cfg.Out, "CPU/dlv: %s per delivery\n", cpuOf)
-	fmt.Fprintf(cfg.Out, "%-26s %9s %11s %13s %9s %9s %9s %8s %9s %8s\n", "scenario", "events/s", "deliveries", "deliveries/s", "p50", "p99", "max", "drain", "peak RSS", "CPU/dlv")
+	printHeader(cfg)
 	var results []Result
 	for _, sc := range cfg.Scenarios {
 		if sc.RateOf != "" {
@@ -141,8 +170,13 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if sc.Rate > 0 {
 			name += fmt.Sprintf(" (%.0f/s)", sc.Rate)
 		}
-		fmt.Fprintf(cfg.Out, "%-26s %9.0f %11d %13.0f %9s %9s %9s %8s %9s %8s\n", name, r.EventsPerSec, r.Deliveries, r.DeliveriesPerSec,
-			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain), mib(r.PeakRSS), us(r.CPUPerDelivery))
+		cpuMark, ceilMark := "", ""
+		if r.CPUShared {
+			cpuMark, ceilMark = "≤", "≥"
+		}
+		fmt.Fprintf(cfg.Out, rowFormat, name, rate(r.EventsPerSec), rate(r.DeliveriesPerSec),
+			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain),
+			mark(cpuMark, us(r.CPUPerDelivery)), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
 		}
@@ -150,22 +184,81 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	return results, nil
 }
 
+// MaxBatch is the most events POST /v1/events/batch takes at once.
+const MaxBatch = 100
+
+const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %8s %6s %10s %9s %8s\n"
+
+// printHeader says what ran and where each column comes from, since the
+// CPU column means a different thing in each mode.
+func printHeader(cfg Config) {
+	w := cfg.Out
+	if cfg.Batch > 1 {
+		fmt.Fprintf(w, "batch     %d events per request (POST /v1/events/batch)\n", cfg.Batch)
+	} else {
+		fmt.Fprintf(w, "batch     1 event per request (POST /v1/events)\n")
+	}
+	switch {
+	case cfg.URL != "":
+		fmt.Fprintf(w, "CPU/dlv   process_cpu_seconds_total of the process answering %s/metrics\n", cfg.URL)
+	case cfg.Processes > 0:
+		fmt.Fprintf(w, "CPU/dlv   the serve processes', summed (/proc/<pid>/stat)\n")
+	default:
+		fmt.Fprintf(w, "CPU/dlv   this process's, producers and sink included: the service's own is at most that (≤), its\n")
+		fmt.Fprintf(w, "          ceiling at least (≥); -processes 1 runs the service apart and measures its own\n")
+	}
+	fmt.Fprintf(w, "busy      share of the wall time the store's write path was busy (%s), the busiest process's\n", writeSecondsMetric)
+	fmt.Fprintf(w, "ceilings  write = dlv/s ÷ busy; CPU = %d cores × 1e6 ÷ CPU µs/dlv\n", runtime.NumCPU())
+	fmt.Fprintf(w, "dlv/s, CPU/dlv and busy span the producers' run and the drain that follows\n")
+	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "CPU/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
+}
+
+// unknown is what the table prints for a figure it could not measure.
+const unknown = "–"
+
+// ms prints a latency; from a second on in seconds, so that a backlog's
+// latencies keep to their column.
 func ms(d time.Duration) string {
+	if d >= time.Second {
+		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
+	}
 	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
 }
 
 func us(d time.Duration) string {
 	if d == 0 {
-		return "n/a"
+		return unknown
 	}
 	return strconv.FormatInt(d.Microseconds(), 10) + "µs"
 }
 
 func mib(b int64) string {
 	if b == 0 {
-		return "n/a"
+		return unknown
 	}
 	return strconv.FormatFloat(float64(b)/(1<<20), 'f', 0, 64) + "MiB"
+}
+
+func rate(r float64) string {
+	if r <= 0 || math.IsInf(r, 0) || math.IsNaN(r) {
+		return unknown
+	}
+	return strconv.FormatFloat(r, 'f', 0, 64)
+}
+
+func percent(f float64) string {
+	if f < 0 {
+		return unknown
+	}
+	return strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+}
+
+// mark prefixes a figure with a bound's sign, unless there is no figure.
+func mark(sign, figure string) string {
+	if figure == unknown {
+		return figure
+	}
+	return sign + figure
 }
 
 // runScenario starts a service (unless one runs at cfg.URL), sets up an
@@ -179,11 +272,16 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	}
 	defer sink.close()
 
+	batch := max(cfg.Batch, 1)
+	res.Batch = batch
 	bases, adminKey := []string{cfg.URL}, cfg.AdminKey
 	var rss func() int64 = peakRSS
-	cpu := selfCPU
+	// cpu is nil when the service's CPU comes from its /metrics.
+	var cpu func() time.Duration
 	switch {
 	case cfg.URL != "":
+		// The bench's own peak RSS says nothing of a service elsewhere.
+		rss = func() int64 { return 0 }
 	case cfg.Processes > 0:
 		c, err := startCluster(ctx, cfg)
 		if err != nil {
@@ -197,7 +295,8 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 			return res, err
 		}
 		defer stop()
-		bases, adminKey = []string{url}, key
+		bases, adminKey, cpu = []string{url}, key, selfCPU
+		res.CPUShared = true
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Producers * 2, MaxIdleConns: cfg.Producers * 2}, Timeout: 30 * time.Second}
 	api := &apiClient{bases: bases, key: adminKey, http: client}
@@ -207,16 +306,20 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	}
 
 	var events, failures atomic.Int64
-	cpuBefore := cpu()
+	var cpuBefore time.Duration
+	if cpu != nil {
+		cpuBefore = cpu()
+	}
+	scrapedBefore := scrapeAll(client, bases)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
-	// At a set rate, event k is due at start + k/rate, whichever producer
-	// sends it: a producer that falls behind sends at once, so the rate
-	// holds as long as the service keeps up.
+	// At a set rate, request k is due at start + k×batch/rate, whichever
+	// producer sends it: a producer that falls behind sends at once, so the
+	// rate holds as long as the service keeps up.
 	var seq atomic.Int64
 	interval := time.Duration(0)
 	if sc.Rate > 0 {
-		interval = time.Duration(float64(time.Second) / sc.Rate)
+		interval = time.Duration(float64(batch) * float64(time.Second) / sc.Rate)
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -235,14 +338,12 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 						}
 					}
 				}
-				if err := api.register(companyID); err != nil {
-					if runCtx.Err() == nil {
-						failures.Add(1)
-						cfg.Logger.Warn("bench: registration failed", "err", err)
-					}
-					continue
+				ok, err := api.register(companyID, batch)
+				events.Add(int64(ok))
+				if err != nil && runCtx.Err() == nil {
+					failures.Add(int64(batch - ok))
+					cfg.Logger.Warn("bench: registration failed", "err", err, "failed", batch-ok, "of", batch)
 				}
-				events.Add(1)
 			}
 		}()
 	}
@@ -256,15 +357,26 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		return res, fmt.Errorf("waiting for %d deliveries (got %d): %w", want, sink.count(), err)
 	}
 	res.Drain = time.Since(stopped)
+	window := elapsed + res.Drain
+	scrapedAfter := scrapeAll(client, bases)
+	var spent time.Duration
+	if cpu != nil {
+		spent = cpu() - cpuBefore
+	} else {
+		spent = scrapedCPU(scrapedBefore, scrapedAfter)
+	}
 	res.Events, res.Errors = int(events.Load()), int(failures.Load())
 	res.Deliveries = sink.count()
-	if spent := cpu() - cpuBefore; spent > 0 && res.Deliveries > 0 {
+	if spent > 0 && res.Deliveries > 0 {
 		res.CPUPerDelivery = spent / time.Duration(res.Deliveries)
 	}
 	res.EventsPerSec = float64(res.Events) / elapsed.Seconds()
 	// Deliveries per second over the whole run, drain included: what the
 	// service sustained, not what it buffered.
-	res.DeliveriesPerSec = float64(res.Deliveries) / (elapsed + res.Drain).Seconds()
+	res.DeliveriesPerSec = float64(res.Deliveries) / window.Seconds()
+	res.WriteBusy = writeBusy(scrapedBefore, scrapedAfter, window)
+	res.WriteCeiling = writeCeiling(res.DeliveriesPerSec, res.WriteBusy)
+	res.CPUCeiling = cpuCeiling(runtime.NumCPU(), res.CPUPerDelivery)
 	res.P50, res.P99, res.Max = sink.percentiles()
 	res.PeakRSS = rss()
 	return res, nil
@@ -374,13 +486,82 @@ func (c *apiClient) setup(n int, sinkURL string) (string, error) {
 	return co.ID, nil
 }
 
-// register registers one test-mode invoice event stamped with the time it
-// was sent, which the sink subtracts from the arrival time.
-func (c *apiClient) register(companyID string) error {
-	body := `{"type":"invoice.sent","company_id":"` + companyID + `","livemode":false,"data":{"object":{"object":"invoice","number":"FAC-BENCH","total":"1210.00","currency":"EUR","sent_at":` +
-		strconv.FormatInt(time.Now().UnixNano(), 10) + `}}}`
-	_, err := c.call("POST", "/v1/events", []byte(body), 201)
-	return err
+// register registers n test-mode invoice events in one request, each
+// stamped with the time the request was sent, which the sink subtracts
+// from the arrival time. It returns how many were registered, and an
+// error when any was not.
+func (c *apiClient) register(companyID string, n int) (int, error) {
+	sentAt := time.Now().UnixNano()
+	if n <= 1 {
+		if _, err := c.call("POST", "/v1/events", eventBody(companyID, sentAt), 201); err != nil {
+			return 0, err
+		}
+		return 1, nil
+	}
+	out, err := c.call("POST", "/v1/events/batch", batchBody(companyID, n, sentAt), 200)
+	if err != nil {
+		return 0, err
+	}
+	return batchOutcome(out, n)
+}
+
+// eventBody is the POST /v1/events body of one bench event.
+func eventBody(companyID string, sentAt int64) []byte {
+	return appendEvent(nil, companyID, sentAt)
+}
+
+func appendEvent(b []byte, companyID string, sentAt int64) []byte {
+	b = append(b, `{"type":"invoice.sent","company_id":"`...)
+	b = append(b, companyID...)
+	b = append(b, `","livemode":false,"data":{"object":{"object":"invoice","number":"FAC-BENCH","total":"1210.00","currency":"EUR","sent_at":`...)
+	b = strconv.AppendInt(b, sentAt, 10)
+	return append(b, `}}}`...)
+}
+
+// batchBody is the POST /v1/events/batch body of n bench events, all
+// stamped with one send time: each event's latency counts from its
+// request's sending, as a client that batches would see it.
+func batchBody(companyID string, n int, sentAt int64) []byte {
+	b := append(make([]byte, 0, 16+n*200), `{"events":[`...)
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendEvent(b, companyID, sentAt)
+	}
+	return append(b, `]}`...)
+}
+
+// batchOutcome reads a batch_result: how many of the n items were
+// registered (status 201), and an error naming the first that was not.
+// Items the answer lacks count as failed, so that a short answer cannot
+// pass for a full one.
+func batchOutcome(body []byte, n int) (int, error) {
+	var res struct {
+		Data []struct {
+			Status int             `json:"status"`
+			Error  json.RawMessage `json:"error"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return 0, fmt.Errorf("POST /v1/events/batch: %w", err)
+	}
+	ok := 0
+	var first error
+	for i, item := range res.Data {
+		if i >= n {
+			break
+		}
+		if item.Status == 201 {
+			ok++
+		} else if first == nil {
+			first = fmt.Errorf("POST /v1/events/batch: item %d: %d %s", i, item.Status, item.Error)
+		}
+	}
+	if first == nil && ok < n {
+		first = fmt.Errorf("POST /v1/events/batch: %d results for %d events", len(res.Data), n)
+	}
+	return ok, first
 }
 
 // sink receives deliveries and records each one's latency.
