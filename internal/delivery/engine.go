@@ -16,7 +16,7 @@ import (
 const (
 	DefaultAttemptTimeout = 10 * time.Second
 	DefaultConcurrency    = 256
-	DefaultPerEndpoint    = 32
+	DefaultPerEndpoint    = 64
 	DefaultPollInterval   = time.Second
 	DefaultBatchSize      = 100
 )
@@ -103,9 +103,6 @@ type Engine struct {
 	inflight atomic.Int64
 	// running is true while Run claims.
 	running atomic.Bool
-	// claiming is true from a claim's start until its slots are counted:
-	// a lease taken meanwhile could miss the claim's (see Lease).
-	claiming atomic.Bool
 }
 
 // result is a finished attempt: its record, or nil when shutdown aborted it
@@ -377,8 +374,7 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 // deliveries, starting their attempts.
 func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	now := d.cfg.Now()
-	d.claiming.Store(true)
-	defer d.claiming.Store(false)
+	var held []string // the claims' slots, taken before the claim commits
 	claims, err := d.cfg.Queue.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
 		Limit:       limit,
@@ -386,17 +382,26 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 		LeaseUntil:  now.Add(d.cfg.Lease),
 		PerEndpoint: d.cfg.PerEndpoint,
 		Records:     d.records,
+		Hold: func(endpointID string) {
+			d.inflight.Add(1)
+			d.slots.add(endpointID)
+			held = append(held, endpointID)
+		},
 	})
 	if err != nil {
+		d.Unlease(held)
 		return 0, err // the records wait for the next claim
 	}
 	d.stored()
 	if limit > 0 && d.cfg.Looked != nil {
 		d.cfg.Looked(now, len(claims))
 	}
-	for _, c := range claims {
-		d.inflight.Add(1)
-		d.slots.add(c.Endpoint.ID)
+	if extra := len(claims) - len(held); extra > 0 {
+		// A queue that does not call Hold: count them now.
+		d.inflight.Add(int64(extra))
+		for _, c := range claims[len(held):] {
+			d.slots.add(c.Endpoint.ID)
+		}
 	}
 	d.start(claims)
 	return len(claims), nil

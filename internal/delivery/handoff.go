@@ -52,11 +52,10 @@ func (s *slots) free(endpoint string) {
 // database's. On a database that several processes share, the store also
 // counts the endpoint's leases there (see postgres.Store.SetEngine).
 func (e *Engine) Lease(endpointID string, now time.Time) (string, time.Time, bool) {
-	// While a claim runs, its slots are not counted yet. With one writer
-	// (SQLite) a lease taken before the claim began is in the database
-	// when the claim counts the endpoint's claims; one taken while it runs
-	// would not be.
-	if !e.running.Load() || e.claiming.Load() {
+	// A claim counts its slots before it commits (ClaimRequest.Hold), so
+	// the count here misses no claim that a transaction can see: with one
+	// writer (SQLite) it is the database's.
+	if !e.running.Load() {
 		return "", time.Time{}, false
 	}
 	for {

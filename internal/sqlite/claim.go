@@ -153,6 +153,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				}
 			}
 			claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints[d.EndpointID], Token: r.Token})
+			if r.Hold != nil {
+				r.Hold(d.EndpointID)
+			}
 		}
 		return nil
 	})

@@ -50,16 +50,15 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 	return s.delivery(), nil
 }
 
-// A pending delivery to an endpoint that has a queue of parked deliveries
-// joins the queue at once (see ClaimDeliveries); otherwise it takes the
-// lease it is given (?16, ?17: see Store.SetEngine), if any. It returns
-// its lease token, and no row when the delivery exists already.
-const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked, lease_token, lease_expires)
-	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, q.parked, iif(q.parked, NULL, ?16), iif(q.parked, NULL, ?17)
-	FROM (SELECT ?7 = 'pending' AND EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ?2 AND status = 'pending' AND parked = 1) AS parked) AS q
-	WHERE true
-	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
-	RETURNING lease_token`
+// Inserting a delivery: a plain row of VALUES, without RETURNING, which
+// would make SQLite write a statement journal, as much work as the insert.
+const (
+	insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked, lease_token, lease_expires)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
+	// Whether an endpoint has a queue of parked deliveries.
+	qQueued = `SELECT EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1)`
+)
 
 // insertDeliveries inserts ds and returns those inserted: an original
 // delivery that already exists for its endpoint and event is skipped, by
@@ -67,7 +66,11 @@ const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked, le
 func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
 	out := ds[:0:0]
 	for _, d := range ds {
-		inserted, _, err := insertDeliveryLeased(ctx, tx, d, "", time.Time{})
+		queued, err := joinsQueue(ctx, tx, d)
+		if err != nil {
+			return nil, err
+		}
+		inserted, err := insertDelivery1(ctx, tx, d, queued, "", time.Time{})
 		if err != nil {
 			return nil, err
 		}
@@ -78,22 +81,29 @@ func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]
 	return out, nil
 }
 
-// insertDeliveryLeased inserts d, leased with token until then unless it
-// joins its endpoint's queue, and reports whether it was inserted and
-// leased.
-func insertDeliveryLeased(ctx context.Context, tx *txn, d *webhooks.Delivery, token string, until time.Time) (inserted, leased bool, err error) {
-	var got sql.NullString
-	err = tx.QueryRowContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
+// joinsQueue reports whether d, pending, joins its endpoint's queue of
+// parked deliveries, which it must not overtake (see ClaimDeliveries).
+func joinsQueue(ctx context.Context, tx *txn, d *webhooks.Delivery) (bool, error) {
+	if d.Status != webhooks.DeliveryPending {
+		return false, nil
+	}
+	var queued bool
+	err := tx.QueryRowContext(ctx, qQueued, d.EndpointID).Scan(&queued)
+	return queued, err
+}
+
+// insertDelivery1 inserts d, parked or leased with token until then (if
+// token is set), and reports whether it was inserted.
+func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, parked bool, token string, until time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated),
-		nullString(token), ms(until)).Scan(&got)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, false, nil
-	}
+		boolInt(parked), nullString(token), ms(until))
 	if err != nil {
-		return false, false, err
+		return false, err
 	}
-	return true, got.Valid, nil
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery, error) {

@@ -27,16 +27,17 @@ type leases struct {
 func (s *Store) insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery, endpoints func(id string) *webhooks.Endpoint) ([]*webhooks.Delivery, error) {
 	out := ds[:0:0]
 	for _, d := range ds {
+		queued, err := joinsQueue(ctx, tx, d)
+		if err != nil {
+			return nil, err
+		}
 		var token string
 		var until time.Time
-		if d.Status == webhooks.DeliveryPending && s.engine != nil {
-			var ok bool
-			if token, until, ok = s.engine.Lease(d.EndpointID, d.Created); !ok {
-				s.group.unleased = true
-			}
+		if d.Status == webhooks.DeliveryPending && !queued && s.engine != nil {
+			token, until, _ = s.engine.Lease(d.EndpointID, d.Created)
 		}
-		inserted, leased, err := insertDeliveryLeased(ctx, tx, d, token, until)
-		if token != "" && !leased {
+		inserted, err := insertDelivery1(ctx, tx, d, queued, token, until)
+		if token != "" && (err != nil || !inserted) {
 			s.engine.Unlease([]string{d.EndpointID})
 		}
 		if err != nil {
@@ -46,7 +47,7 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.De
 			continue
 		}
 		out = append(out, d)
-		if leased {
+		if token != "" {
 			s.group.claims = append(s.group.claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints(d.EndpointID), Token: token})
 		} else if d.Status == webhooks.DeliveryPending {
 			s.group.unleased = true
