@@ -154,4 +154,12 @@ type Engine interface {
 	// PerEndpoint is the cap of attempts in flight to one endpoint (0:
 	// none), which a store shared by several processes checks across them.
 	PerEndpoint() int
+	// HasRoom reports whether the engine is running below its
+	// concurrency.
+	HasRoom() bool
+	// AwaitProgress waits until the engine next stores the records of
+	// ended attempts, or at most max: a store whose registrations outrun
+	// the engine (it has no room for their deliveries) paces them so,
+	// instead of letting a backlog grow.
+	AwaitProgress(ctx context.Context, max time.Duration)
 }

@@ -15,7 +15,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultAttemptTimeout = 10 * time.Second
-	DefaultConcurrency    = 256
+	DefaultConcurrency    = 512
 	DefaultPerEndpoint    = 64
 	DefaultPollInterval   = time.Second
 	DefaultBatchSize      = 100
@@ -94,7 +94,8 @@ type Engine struct {
 	wake    chan struct{}
 	results chan result            // finished attempts, to the dispatcher
 	handed  chan []*webhooks.Claim // see Hand
-	slots   slots                  // per endpoint, see Lease
+	slots    slots                  // per endpoint, see Lease
+	progress progress               // see AwaitProgress
 	token   string                 // of the leases stores take for the engine
 	// inflight counts the attempts in flight: what Concurrency caps. (The
 	// claims a process holds also include the ended attempts whose records
@@ -436,6 +437,9 @@ func (d *dispatcher) stored() {
 	}
 	for _, e := range d.endpoints {
 		d.slots.free(e)
+	}
+	if len(d.records) > 0 {
+		d.progress.signal()
 	}
 	d.records, d.endpoints = nil, nil
 }

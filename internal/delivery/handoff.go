@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -92,3 +93,42 @@ func (e *Engine) Hand(claims []*webhooks.Claim) {
 
 // PerEndpoint implements app.Engine.
 func (e *Engine) PerEndpoint() int { return e.cfg.PerEndpoint }
+
+// progress is closed, and replaced, each time the dispatcher stores
+// records (see AwaitProgress).
+type progress struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (p *progress) wait() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch == nil {
+		p.ch = make(chan struct{})
+	}
+	return p.ch
+}
+
+func (p *progress) signal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ch != nil {
+		close(p.ch)
+		p.ch = nil
+	}
+}
+
+// AwaitProgress implements app.Engine.
+func (e *Engine) AwaitProgress(ctx context.Context, max time.Duration) {
+	if !e.running.Load() {
+		return
+	}
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-e.progress.wait():
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -19,12 +19,17 @@ const (
 	qHeld = `SELECT endpoint_id, count(*) FROM deliveries INDEXED BY deliveries_leased
 		WHERE lease_expires > ? GROUP BY endpoint_id`
 	qDue = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1 AND (lease_expires IS NULL OR lease_expires <= ?1)
+		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at <= ?1
 		ORDER BY next_attempt_at, id LIMIT ?2`
 	qDueAfter = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND next_attempt_at <= ?1 AND (lease_expires IS NULL OR lease_expires <= ?1)
+		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at <= ?1
 		AND (next_attempt_at, id) > (?3, ?4)
 		ORDER BY next_attempt_at, id LIMIT ?2`
+	// Pending deliveries whose claim lapsed (its process died, or hung
+	// past the lease): not in the due index, which holds the unleased.
+	qLapsed = `SELECT id, endpoint_id, next_attempt_at FROM deliveries INDEXED BY deliveries_leased
+		WHERE lease_expires <= ?1 AND status = 'pending' AND parked = 0
+		ORDER BY lease_expires LIMIT ?2`
 	qClaim = `UPDATE deliveries SET lease_token = ?, lease_expires = ?, parked = 0 WHERE id = ? RETURNING ` + deliveryCols
 	qPark  = `UPDATE deliveries SET parked = 1 WHERE id = ?`
 	// The endpoints with parked deliveries: a loose index scan, one probe
@@ -55,6 +60,10 @@ const (
 		WHERE id = ? AND lease_token = ?`
 )
 
+// qNextScheduled is the first attempt due after now.
+const qNextScheduled = `SELECT min(next_attempt_at) FROM deliveries
+	WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at > ?`
+
 // claimChunk is how many due deliveries a claim reads at a time.
 const claimChunk = 200
 
@@ -83,6 +92,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		}
 		cands, err := parkedCandidates(ctx, tx, held, r)
 		if err != nil {
+			return err
+		}
+		if cands, err = lapsedCandidates(ctx, tx, r, cands); err != nil {
 			return err
 		}
 		var park []string
@@ -166,6 +178,24 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 type candidate struct {
 	id, endpoint string
 	due          int64
+}
+
+// lapsedCandidates appends to cands up to r.Limit pending deliveries whose
+// claims lapsed; the caps apply to them as to the others.
+func lapsedCandidates(ctx context.Context, tx *txn, r webhooks.ClaimRequest, cands []candidate) ([]candidate, error) {
+	rows, err := tx.QueryContext(ctx, qLapsed, ms(r.Now), r.Limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c candidate
+		if err := rows.Scan(&c.id, &c.endpoint, &c.due); err != nil {
+			return nil, err
+		}
+		cands = append(cands, c)
+	}
+	return cands, rows.Err()
 }
 
 // heldClaims counts the unexpired claims of each endpoint.
@@ -284,8 +314,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 // NextScheduled implements delivery.Queue.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT min(next_attempt_at) FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND next_attempt_at > ?`, ms(now)).Scan(&next)
+	err := s.read.QueryRowContext(ctx, qNextScheduled, ms(now)).Scan(&next)
 	return fromMS(next), dbError(err)
 }
 

@@ -89,6 +89,11 @@ type registration struct {
 // maxGroup bounds a group commit, so one transaction stays short.
 const maxGroup = 128
 
+// maxPacing bounds how long a group waits for the engine (see
+// commitGroup): an engine held up by slow endpoints paces registration no
+// slower than a group per maxPacing.
+const maxPacing = 20 * time.Millisecond
+
 // groupWindow is how long, under load, the registrar waits for a group to
 // grow: each commit waits for the disk, and larger groups share it.
 const groupWindow = 500 * time.Microsecond
@@ -114,6 +119,14 @@ var errRefused = errors.New("sqlite: a registration of the group was refused")
 func (s *Store) commitGroup(group []*registration) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if s.behind && s.engine != nil {
+		// The last group found the engine full: it is behind, and the
+		// one write connection is what both need. Waiting
+		// for its next records paces registration to delivery, so that
+		// the backlog, and the time from registration to arrival, stay
+		// small; the producers see it as slower answers.
+		s.engine.AwaitProgress(ctx, maxPacing)
+	}
 	err := s.registerGroup(ctx, group, false)
 	if errors.Is(err, errRefused) {
 		err = s.registerGroup(ctx, group, true)

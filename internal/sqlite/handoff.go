@@ -20,6 +20,7 @@ func (s *Store) SetEngine(e app.Engine) { s.engine = e }
 type leases struct {
 	claims   []*webhooks.Claim
 	unleased bool // a pending delivery was left for a claim
+	full     bool // because the engine had no room
 }
 
 // insertDeliveries inserts the deliveries a registration routed to
@@ -34,7 +35,10 @@ func (s *Store) insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.De
 		var token string
 		var until time.Time
 		if d.Status == webhooks.DeliveryPending && !queued && s.engine != nil {
-			token, until, _ = s.engine.Lease(d.EndpointID, d.Created)
+			var ok bool
+			if token, until, ok = s.engine.Lease(d.EndpointID, d.Created); !ok && !s.engine.HasRoom() {
+				s.group.full = true
+			}
 		}
 		inserted, err := insertDelivery1(ctx, tx, d, queued, token, until)
 		if token != "" && (err != nil || !inserted) {
@@ -73,6 +77,7 @@ func (g *leases) unlease(e app.Engine, n int) {
 func (s *Store) settle(committed bool) {
 	g := s.group
 	s.group = leases{}
+	s.behind = committed && g.full
 	if s.engine == nil {
 		return
 	}

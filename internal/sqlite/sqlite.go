@@ -45,6 +45,7 @@ type Store struct {
 	// Only the registrar (commitGroup) uses these.
 	routes routes
 	group  leases     // of the group being registered
+	behind bool       // the last group found the engine full
 	engine app.Engine // see SetEngine
 
 	busy atomic.Int64 // nanoseconds the write connection spent in transactions

@@ -28,6 +28,26 @@ func newEvent(companyID string) *webhooks.Event {
 		Livemode: true, CompanyID: companyID, Object: json.RawMessage(`{"object":"invoice"}`)}
 }
 
+// plan returns SQLite's query plan of q, its lines joined.
+func plan(t *testing.T, s *Store, q string, args ...any) string {
+	t.Helper()
+	rows, err := s.write.Query(`EXPLAIN QUERY PLAN `+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, detail)
+	}
+	return strings.Join(lines, "; ")
+}
+
 // TestOpen_ReleaseThroughIndexes: the claims a dead process left are
 // handed back through the partial indexes of the leased and the parked
 // deliveries. One UPDATE over "leased OR parked" scanned the whole table:
@@ -35,23 +55,30 @@ func newEvent(companyID string) *webhooks.Event {
 func TestOpen_ReleaseThroughIndexes(t *testing.T) {
 	s := openTemp(t)
 	for _, q := range releaseAll {
-		rows, err := s.write.Query(`EXPLAIN QUERY PLAN ` + q)
-		if err != nil {
-			t.Fatal(err)
+		if p := plan(t, s, q); !strings.Contains(p, "USING INDEX deliveries_") {
+			t.Errorf("%s\nplan: %s; want a search of a partial index", q, p)
 		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		joined := strings.Join(plan, "; ")
-		if !strings.Contains(joined, "USING INDEX deliveries_") {
-			t.Errorf("%s\nplan: %s; want a search of a partial index", q, joined)
+	}
+}
+
+// TestQueue_Indexes: the queue's reads go through the partial indexes
+// (the due index holds the unleased deliveries only), whatever the size
+// of the history.
+func TestQueue_Indexes(t *testing.T) {
+	s := openTemp(t)
+	for q, index := range map[string]string{
+		qDue:           "deliveries_due",
+		qDueAfter:      "deliveries_due",
+		qLapsed:        "deliveries_leased",
+		qParkedOf:      "deliveries_parked",
+		qQueued:        "deliveries_parked",
+		qHeld:          "deliveries_leased",
+		qNextScheduled: "deliveries_due",
+		`DELETE FROM deliveries WHERE replay_of = ?`: "deliveries_replay_of",
+	} {
+		args := make([]any, strings.Count(q, "?")+4)
+		if p := plan(t, s, q, args...); !strings.Contains(p, "INDEX "+index) {
+			t.Errorf("%s\nplan: %s; want %s", q, p, index)
 		}
 	}
 }
