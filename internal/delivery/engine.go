@@ -91,12 +91,12 @@ type Config struct {
 type Engine struct {
 	cfg Config
 
-	wake    chan struct{}
-	results chan result            // finished attempts, to the dispatcher
-	handed  chan []*webhooks.Claim // see Hand
+	wake     chan struct{}
+	results  chan result            // finished attempts, to the dispatcher
+	handed   chan []*webhooks.Claim // see Hand
 	slots    slots                  // per endpoint, see Lease
 	progress progress               // see AwaitProgress
-	token   string                 // of the leases stores take for the engine
+	token    string                 // of the leases stores take for the engine
 	// inflight counts the attempts in flight: what Concurrency caps. (The
 	// claims a process holds also include the ended attempts whose records
 	// are not stored yet, but the next claim stores those before it claims
