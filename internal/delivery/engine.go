@@ -299,7 +299,7 @@ func (d *dispatcher) drain() {
 		case r := <-d.results:
 			d.collect(r)
 		case cs := <-d.handed:
-			d.start(cs)
+			d.startHanded(cs)
 		default:
 			return
 		}
@@ -340,7 +340,7 @@ func (d *dispatcher) wait(ctx context.Context, timer *time.Timer, look *bool) {
 	case r := <-d.results:
 		d.collect(r)
 	case cs := <-d.handed:
-		d.start(cs)
+		d.startHanded(cs)
 	}
 	if !timer.Stop() {
 		select {
@@ -405,7 +405,14 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 		}
 	}
 	d.start(claims)
+	d.cfg.Metrics.Started(len(claims), false)
 	return len(claims), nil
+}
+
+// startHanded starts the attempts of claims a store handed over.
+func (d *dispatcher) startHanded(claims []*webhooks.Claim) {
+	d.start(claims)
+	d.cfg.Metrics.Started(len(claims), true)
 }
 
 // start starts the attempts of claims, whose slots are taken.

@@ -13,6 +13,10 @@ type Metrics interface {
 	// InFlight is called with the number of attempts in flight whenever it
 	// changes.
 	InFlight(n int)
+	// Started is called with the number of attempts started, and whether
+	// the store handed their deliveries over as it registered them (see
+	// Engine.Hand) or the engine claimed them.
+	Started(n int, handed bool)
 }
 
 type nopMetrics struct{}
@@ -20,3 +24,4 @@ type nopMetrics struct{}
 func (nopMetrics) Attempted(webhooks.Outcome, *webhooks.Attempt) {}
 func (nopMetrics) Recorded(*webhooks.AttemptRecord)              {}
 func (nopMetrics) InFlight(int)                                  {}
+func (nopMetrics) Started(int, bool)                             {}

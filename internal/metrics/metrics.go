@@ -23,6 +23,7 @@ type Metrics struct {
 	attempts       *prometheus.CounterVec
 	attemptSeconds prometheus.Histogram
 	inFlight       prometheus.Gauge
+	started        *prometheus.CounterVec
 	requests       *prometheus.CounterVec
 	requestSeconds *prometheus.HistogramVec
 }
@@ -59,6 +60,10 @@ func New(queue Queue, now func() time.Time) *Metrics {
 			Name: "webhooks_attempts_in_flight",
 			Help: "Attempts this process is making now.",
 		}),
+		started: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhooks_attempts_started_total",
+			Help: "Attempts this process started, by how it got the delivery: handed (registered here and handed to the engine in memory, already leased) or claimed (from the database's queue: retries, backlogs, other processes' work).",
+		}, []string{"source"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webhooks_http_requests_total",
 			Help: "API requests, by route pattern and status code.",
@@ -69,7 +74,7 @@ func New(queue Queue, now func() time.Time) *Metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
 	}
-	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.requests, m.requestSeconds,
+	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.started, m.requests, m.requestSeconds,
 		&queueCollector{queue: queue, now: now},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if w, ok := queue.(WritePath); ok {
@@ -128,6 +133,15 @@ func (m *Metrics) Recorded(r *webhooks.AttemptRecord) {
 
 // InFlight implements delivery.Metrics.
 func (m *Metrics) InFlight(n int) { m.inFlight.Set(float64(n)) }
+
+// Started implements delivery.Metrics.
+func (m *Metrics) Started(n int, handed bool) {
+	source := "claimed"
+	if handed {
+		source = "handed"
+	}
+	m.started.WithLabelValues(source).Add(float64(n))
+}
 
 // queueCollector reads the queue's state from the store at each scrape:
 // the figures are the database's, the same from every process.

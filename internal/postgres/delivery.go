@@ -101,26 +101,22 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([
 	// at once: probing the queue's partial index, full of dead entries under
 	// the queue's churn until a vacuum, cost more than the claim that parks
 	// it later.
-	// The offered leases count against the endpoints' caps only where the
-	// previous statement took the endpoint's claim lock: it counts the
-	// endpoint's claims in this statement's snapshot, which claims cannot
-	// change until the commit (see offers.queueLocks).
+	// The offered leases count against the endpoints' caps, with the
+	// claims committed when the statement starts (see offers).
 	b.Queue(`WITH ins AS (
 			INSERT INTO deliveries (`+deliveryCols+`)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
 				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at
-		), leasable AS (
-			SELECT string_to_array(current_setting('webhooks.leasable', true), ',')::uuid[] AS endpoints
 		), held AS (
-			SELECT endpoint_id, count(*) AS n FROM queue, leasable
-			WHERE endpoint_id = ANY (leasable.endpoints) AND lease_expires > $19 GROUP BY endpoint_id
+			SELECT endpoint_id, count(*) AS n FROM queue
+			WHERE endpoint_id = ANY ($21::uuid[]) AND lease_expires > $19 GROUP BY endpoint_id
 		), ranked AS (
 			SELECT i.id, i.endpoint_id, i.next_attempt_at, o.until, o.token,
-				o.id IS NOT NULL AND i.endpoint_id = ANY (leasable.endpoints)
+				o.id IS NOT NULL
 				AND coalesce(h.n, 0) + row_number() OVER (PARTITION BY i.endpoint_id, o.id IS NULL ORDER BY o.ord) <= $18 AS leased
-			FROM ins i CROSS JOIN leasable
+			FROM ins i
 			LEFT JOIN unnest($16::uuid[], $17::timestamptz[], $20::text[]) WITH ORDINALITY AS o(id, until, token, ord) ON o.id = i.id
 			LEFT JOIN held h ON h.endpoint_id = i.endpoint_id
 			WHERE i.status = 'pending'
@@ -131,7 +127,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([
 		)
 		SELECT i.id, coalesce(q.leased, false) FROM ins i LEFT JOIN queued q ON q.delivery_id = i.id`,
 		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
-		uuids(o.ids), o.until, o.cap, ts(o.now), o.tokens).
+		uuids(o.ids), o.until, o.cap, ts(o.now), o.tokens, uuids(o.distinct())).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			var l bool

@@ -135,7 +135,6 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 		evs[i], keys[i] = r.ev, r.key
 	}
 	queueEvents(&b, evs, keys)
-	o.queueLocks(&b)
 	inserted := queueDeliveries(&b, deliveries, o)
 	b.Queue(`COMMIT`)
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
 )
@@ -19,8 +17,21 @@ import (
 func (s *Store) SetEngine(e app.Engine) { s.engine = e }
 
 // offers are the leases a registration group's transaction offers its
-// deliveries: the engine took a slot for each, and the statement that
-// inserts them keeps those within their endpoints' caps.
+// deliveries: the engine took a slot for each (within its own count of the
+// endpoint's claims), and the statement that inserts them keeps them
+// within the endpoints' caps across the cluster, as counted in the
+// database when it starts.
+//
+// That count takes no lock: claimers take the endpoint's claim lock in
+// turn and count again under it, so claims keep the cap strictly, but two
+// processes' registrations that commit at once may each see the other's
+// leases uncommitted, and go over the cap by what they hand over together
+// (a few deliveries: what one group routes to the endpoint). A lock there
+// made the registrations of a busy endpoint wait for each other across the
+// cluster, or (tried without waiting) fail to lease at all: with three
+// processes on one endpoint most deliveries went through claims. The
+// overshoot cannot build up: an endpoint at its cap, as a slow one stays,
+// gets no lease until its claims end.
 type offers struct {
 	engine    app.Engine
 	ids       []string // deliveries offered a lease
@@ -61,24 +72,11 @@ func (s *Store) offer(ds []*webhooks.Delivery, endpointOf func(id string) *webho
 	return o
 }
 
-// queueLocks queues in b, before the deliveries' insert, the statement
-// that takes the claim locks of the offers' endpoints, without waiting: an
-// endpoint whose lock a claimer holds gets no lease (its deliveries wait
-// for a claim). Claimers take the same lock before they count an
-// endpoint's claims, so the count the insert makes under it (in a later
-// statement, whose snapshot sees every claim committed before the lock) is
-// the cluster's, and stays so until the commit: the cap holds across
-// processes. The locked endpoints pass to the insert in a transaction
-// setting.
-func (o *offers) queueLocks(b *pgx.Batch) {
-	if len(o.ids) == 0 {
-		return
-	}
-	distinct := slices.Clone(o.endpoints)
-	slices.Sort(distinct)
-	distinct = slices.Compact(distinct)
-	b.Queue(`SELECT set_config('webhooks.leasable', coalesce(string_agg(e, ','), ''), true)
-		FROM unnest($1::text[]) AS e WHERE pg_try_advisory_xact_lock($2, hashtext(e))`, distinct, lockClaim)
+// distinct returns the offers' endpoints, once each.
+func (o *offers) distinct() []string {
+	d := slices.Clone(o.endpoints)
+	slices.Sort(d)
+	return slices.Compact(d)
 }
 
 // settle hands the engine the leases that committed and gives back the

@@ -145,7 +145,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 		return nil, err
 	}
 	go s.vacuumer()
-	s.registrations = groupcommit.Start(registrars, maxGroup, s.commitGroup)
+	s.registrations = groupcommit.StartWindow(registrars, maxGroup, groupWindow, s.commitGroup)
 	return s, nil
 }
 

@@ -45,6 +45,10 @@ const (
 	registrars = 2
 	// maxGroup bounds a group, so that one transaction stays short.
 	maxGroup = 64
+	// groupWindow is how long, under load, a registrar waits for its
+	// group to grow: PostgreSQL's work per statement and per transaction
+	// is most of a small group's, whatever its size.
+	groupWindow = time.Millisecond
 )
 
 // commitGroup registers group and answers each registration.
