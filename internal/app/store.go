@@ -157,9 +157,11 @@ type Engine interface {
 	// HasRoom reports whether the engine is running below its
 	// concurrency.
 	HasRoom() bool
-	// AwaitProgress waits until the engine next stores the records of
-	// ended attempts, or at most max: a store whose registrations outrun
-	// the engine (it has no room for their deliveries) paces them so,
-	// instead of letting a backlog grow.
-	AwaitProgress(ctx context.Context, max time.Duration)
+	// Pace waits, at most max, for the engine to store its next records,
+	// if it is waiting to store some now or full is set (the store found
+	// it without room): a store whose registrations and the engine's
+	// records share one write connection (SQLite) calls it before each
+	// group, so that registration makes way for the records that free the
+	// slots new deliveries need, and cannot outrun delivery into a backlog.
+	Pace(ctx context.Context, full bool, max time.Duration)
 }

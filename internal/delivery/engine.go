@@ -16,7 +16,7 @@ import (
 const (
 	DefaultAttemptTimeout = 10 * time.Second
 	DefaultConcurrency    = 512
-	DefaultPerEndpoint    = 64
+	DefaultPerEndpoint    = 256
 	DefaultPollInterval   = time.Second
 	DefaultBatchSize      = 100
 )
@@ -104,6 +104,8 @@ type Engine struct {
 	inflight atomic.Int64
 	// running is true while Run claims.
 	running atomic.Bool
+	// storing is true while the dispatcher stores records (see Pace).
+	storing atomic.Bool
 }
 
 // result is a finished attempt: its record, or nil when shutdown aborted it
@@ -150,7 +152,7 @@ func New(cfg Config) *Engine {
 		wake:    make(chan struct{}, 1),
 		results: make(chan result, cfg.Concurrency),
 		handed:  make(chan []*webhooks.Claim, cfg.Concurrency),
-		slots:   slots{held: map[string]int{}},
+		slots:   newSlots(),
 		token:   webhooks.NewID(),
 	}
 }
@@ -203,6 +205,7 @@ func (e *Engine) Run(ctx context.Context) error {
 			// Handed over as the loop stopped: given back, not attempted.
 			for _, c := range cs {
 				d.inflight.Add(-1)
+				d.slots.ended(c.Endpoint.ID)
 				d.aborted = append(d.aborted, c)
 			}
 		case <-grace.C:
@@ -375,6 +378,10 @@ func (d *dispatcher) nextScheduled(ctx context.Context) time.Time {
 // deliveries, starting their attempts.
 func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	now := d.cfg.Now()
+	if len(d.records) > 0 {
+		d.storing.Store(true)
+		defer d.storing.Store(false)
+	}
 	var held []string // the claims' slots, taken before the claim commits
 	claims, err := d.cfg.Queue.ClaimDeliveries(ctx, webhooks.ClaimRequest{
 		Now:         now,
@@ -418,7 +425,13 @@ func (d *dispatcher) startHanded(claims []*webhooks.Claim) {
 // start starts the attempts of claims, whose slots are taken.
 func (d *dispatcher) start(claims []*webhooks.Claim) {
 	for _, c := range claims {
-		go func() { d.results <- result{claim: c, record: d.attempt(d.attemptCtx, c)} }()
+		go func() {
+			rec := d.attempt(d.attemptCtx, c)
+			// The endpoint's slot frees as the attempt ends, not when the
+			// dispatcher, which may be storing records, takes its result.
+			d.slots.ended(c.Endpoint.ID)
+			d.results <- result{claim: c, record: rec}
+		}()
 	}
 	if len(claims) > 0 {
 		d.cfg.Metrics.InFlight(int(d.inflight.Load()))
@@ -427,6 +440,8 @@ func (d *dispatcher) start(claims []*webhooks.Claim) {
 
 // record stores the records of ended attempts, without a claim.
 func (d *dispatcher) record(ctx context.Context) error {
+	d.storing.Store(true)
+	defer d.storing.Store(false)
 	if err := d.cfg.Queue.RecordAttempts(ctx, d.records); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ type queueStore struct {
 	failRecords int // storing records fails this many times first
 	mostClaimed int // the most claims held at once
 	claimCalls  int // ClaimDeliveries transactions
+	recordGate  chan struct{} // if set, storing records waits for it to close
 }
 
 func newQueueStore(url string, n int) *queueStore {
@@ -61,6 +62,9 @@ func (s *queueStore) store(records []*webhooks.AttemptRecord) int {
 }
 
 func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
+	if s.recordGate != nil && len(r.Records) > 0 {
+		<-s.recordGate
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failRecords > 0 && len(r.Records) > 0 {
@@ -81,6 +85,9 @@ func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest)
 }
 
 func (s *queueStore) RecordAttempts(_ context.Context, records []*webhooks.AttemptRecord) error {
+	if s.recordGate != nil {
+		<-s.recordGate
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failRecords > 0 {
@@ -367,5 +374,46 @@ func TestEngine_HandOff(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.viaRecord != 5 || s.claimCalls != calls {
 		t.Errorf("%d records by RecordAttempts and %d claim transactions; want 5 and none", s.viaRecord, s.claimCalls-calls)
+	}
+}
+
+// TestEngine_LeaseCountsAttemptsInFlight: the cap bounds an endpoint's
+// attempts in flight. An attempt that ended frees its slot for a lease
+// before its record is stored (the record may wait behind other writes);
+// it still counts for the claims, as its lease does in the database.
+func TestEngine_LeaseCountsAttemptsInFlight(t *testing.T) {
+	s := newQueueStore(okServer(t), 0)
+	s.recordGate = make(chan struct{})
+	e := newEngine(s, Config{PerEndpoint: 2, ShutdownGrace: time.Second})
+	defer close(s.recordGate)
+	run(t, e)
+	waitUntil(t, "the engine running", func() bool { return e.HasRoom() })
+	var claims []*webhooks.Claim
+	for range 2 {
+		token, _, ok := e.Lease(s.ep.ID, time.Now())
+		if !ok {
+			t.Fatal("a lease refused below the cap")
+		}
+		d := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
+			Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
+		s.mu.Lock()
+		s.claimed[d.ID] = token
+		s.mu.Unlock()
+		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: token})
+	}
+	if _, _, ok := e.Lease(s.ep.ID, time.Now()); ok {
+		t.Fatal("a third lease with two attempts in flight and a cap of 2")
+	}
+	e.Hand(claims)
+	// Both attempts end; their records wait at the gate.
+	waitUntil(t, "the attempts ended", func() bool {
+		e.slots.mu.Lock()
+		defer e.slots.mu.Unlock()
+		return e.slots.active[s.ep.ID] == 0 && e.slots.held[s.ep.ID] == 2
+	})
+	if _, _, ok := e.Lease(s.ep.ID, time.Now()); !ok {
+		t.Error("a lease refused with no attempt in flight, only records not yet stored")
+	} else {
+		e.Unlease([]string{s.ep.ID})
 	}
 }

@@ -119,13 +119,14 @@ var errRefused = errors.New("sqlite: a registration of the group was refused")
 func (s *Store) commitGroup(group []*registration) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if s.behind && s.engine != nil {
-		// The last group found the engine full: it is behind, and the
-		// one write connection is what both need. Waiting
-		// for its next records paces registration to delivery, so that
-		// the backlog, and the time from registration to arrival, stay
-		// small; the producers see it as slower answers.
-		s.engine.AwaitProgress(ctx, maxPacing)
+	if s.engine != nil {
+		// The one write connection serves the registrations and the
+		// engine's records: a group makes way for records waiting to be
+		// stored (they free the slots its deliveries need), and when the
+		// last group found the engine full, waits for it to make progress,
+		// so that registration cannot outrun delivery into a backlog. The
+		// producers see it as slower answers.
+		s.engine.Pace(ctx, s.behind, maxPacing)
 	}
 	err := s.registerGroup(ctx, group, false)
 	if errors.Is(err, errRefused) {
