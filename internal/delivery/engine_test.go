@@ -26,9 +26,9 @@ type queueStore struct {
 	viaClaim    int               // records stored by ClaimDeliveries
 	viaRecord   int               // records stored by RecordAttempts
 	released    []string
-	failRecords int // storing records fails this many times first
-	mostClaimed int // the most claims held at once
-	claimCalls  int // ClaimDeliveries transactions
+	failRecords int           // storing records fails this many times first
+	mostClaimed int           // the most claims held at once
+	claimCalls  int           // ClaimDeliveries transactions
 	recordGate  chan struct{} // if set, storing records waits for it to close
 }
 
