@@ -3,15 +3,11 @@ package e2e
 import (
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/factuarea/webhooks/internal/pgtest"
-	"github.com/factuarea/webhooks/internal/service"
 )
 
 // batchResult is the answer of POST /v1/events/batch.
@@ -210,13 +206,7 @@ func testBatch(t *testing.T, ts *testService) {
 // /v1/events does, so that a producer sends it again; once the database is
 // back it registers.
 func TestBatchUnavailable(t *testing.T) {
-	u, err := url.Parse(pgtest.SchemaURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
-	ts := startService(t, "", func(c *service.Config) { c.Database = u.String() })
+	ts, proxy := startBehindProxy(t)
 	acme := ts.newAccount("Acme", "", "B12345674")
 	events := object{"events": []any{eventIn(acme.companyID, "invoice.sent"), eventIn(acme.companyID, "invoice.paid")}}
 

@@ -25,6 +25,19 @@ type tcpProxy struct {
 	down  bool
 }
 
+// startBehindProxy starts the service on a fresh PostgreSQL schema that it
+// reaches through a proxy the test can cut.
+func startBehindProxy(t *testing.T) (*testService, *tcpProxy) {
+	t.Helper()
+	u, err := url.Parse(pgtest.SchemaURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	return startService(t, "", func(c *service.Config) { c.Database = u.String() }), proxy
+}
+
 func newProxy(t *testing.T, target string) *tcpProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,13 +102,7 @@ func (p *tcpProxy) restore() {
 // producers and load balancers retry; it used to be 500 internal_error.
 // Once the database is back, the service answers again by itself.
 func TestUnavailable(t *testing.T) {
-	u, err := url.Parse(pgtest.SchemaURL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := newProxy(t, u.Host)
-	u.Host = proxy.ln.Addr().String()
-	ts := startService(t, "", func(c *service.Config) { c.Database = u.String() })
+	ts, proxy := startBehindProxy(t)
 	acme := ts.newAccount("Acme", "", "B12345674")
 	a := "/v1/accounts/" + acme.accountID
 	event := object{"type": "invoice.sent", "company_id": acme.companyID, "data": object{"object": object{"object": "invoice"}}}

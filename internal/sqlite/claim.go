@@ -97,7 +97,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		if cands, err = lapsedCandidates(ctx, tx, r, cands); err != nil {
 			return err
 		}
-		var park []string
+		var park []candidate
 		var lastDue int64
 		var lastID string
 		due := map[string]int{} // what the scan takes, per endpoint, beyond held
@@ -120,7 +120,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				}
 				n, lastID, lastDue = n+1, c.id, c.due
 				if r.PerEndpoint > 0 && held[c.endpoint]+due[c.endpoint] >= r.PerEndpoint {
-					park = append(park, c.id)
+					park = append(park, c)
 					continue
 				}
 				due[c.endpoint]++
@@ -136,8 +136,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				break // that was the last of the due deliveries
 			}
 		}
-		for _, id := range park {
-			if _, err := tx.ExecContext(ctx, qPark, id); err != nil {
+		for _, c := range park {
+			tx.queues.mark(c.endpoint)
+			if _, err := tx.ExecContext(ctx, qPark, c.id); err != nil {
 				return err
 			}
 		}

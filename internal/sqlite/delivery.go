@@ -84,12 +84,17 @@ func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]
 // joinsQueue reports whether d, pending, joins its endpoint's queue of
 // parked deliveries, which it must not overtake (see ClaimDeliveries).
 func joinsQueue(ctx context.Context, tx *txn, d *webhooks.Delivery) (bool, error) {
-	if d.Status != webhooks.DeliveryPending {
+	if d.Status != webhooks.DeliveryPending || !tx.queues.may(d.EndpointID) {
 		return false, nil
 	}
 	var queued bool
-	err := tx.QueryRowContext(ctx, qQueued, d.EndpointID).Scan(&queued)
-	return queued, err
+	if err := tx.QueryRowContext(ctx, qQueued, d.EndpointID).Scan(&queued); err != nil {
+		return false, err
+	}
+	if !queued {
+		tx.queues.forget(d.EndpointID)
+	}
+	return queued, nil
 }
 
 // insertDelivery1 inserts d, parked or leased with token until then (if

@@ -48,7 +48,8 @@ type Store struct {
 	behind bool       // the last group found the engine full
 	engine app.Engine // see SetEngine
 
-	busy atomic.Int64 // nanoseconds the write connection spent in transactions
+	busy   atomic.Int64 // nanoseconds the write connection spent in transactions
+	queues queues       // see txn
 
 	// The write connection's synchronous setting, and which connection it
 	// was set on (see runTx).
@@ -73,8 +74,9 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		lock:  lock,
-		stmts: newStmtCache(),
+		lock:   lock,
+		stmts:  newStmtCache(),
+		queues: queues{marked: map[string]bool{}},
 	}
 	// WAL lets readers run beside the writer. synchronous=FULL makes a
 	// commit durable across power loss too, not only process crashes: an
@@ -249,7 +251,7 @@ func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error)
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(&txn{Tx: tx, cache: s.stmts}); err != nil {
+	if err := fn(&txn{Tx: tx, cache: s.stmts, queues: &s.queues}); err != nil {
 		return err
 	}
 	return tx.Commit()

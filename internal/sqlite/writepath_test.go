@@ -147,3 +147,57 @@ func TestCommitGroup_RefusedWithoutSavepoints(t *testing.T) {
 		t.Errorf("the refused event: %v, want not found", err)
 	}
 }
+
+// TestRegister_JoinsEndpointQueue: a delivery to an endpoint with a queue
+// of parked deliveries joins the queue instead of overtaking it, though
+// the registrar looks for a queue only at endpoints a claim parked
+// deliveries of.
+func TestRegister_JoinsEndpointQueue(t *testing.T) {
+	s := openTemp(t)
+	ctx := context.Background()
+	a := storetest.MustCreateAccount(t, s, "")
+	c := storetest.MustCreateCompany(t, s, a.ID)
+	storetest.MustCreateEndpoint(t, s, storetest.NewCompanyEndpoint(c.ID, "*"))
+	register := func() *webhooks.Delivery {
+		t.Helper()
+		_, ds, _, err := s.RegisterEvent(ctx, newEvent(c.ID), nil)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("RegisterEvent: %v, %d deliveries", err, len(ds))
+		}
+		return ds[0]
+	}
+	parked := func(d *webhooks.Delivery) bool {
+		t.Helper()
+		var p bool
+		if err := s.read.QueryRow(`SELECT parked FROM deliveries WHERE id = ?`, d.ID).Scan(&p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	first, second := register(), register()
+	claim := func() []*webhooks.Claim {
+		t.Helper()
+		cs, err := s.ClaimDeliveries(ctx, webhooks.ClaimRequest{Now: time.Now().Add(time.Second), Limit: 10, Token: webhooks.NewID(),
+			LeaseUntil: time.Now().Add(time.Minute), PerEndpoint: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	if cs := claim(); len(cs) != 1 || cs[0].Delivery.ID != first.ID || !parked(second) {
+		t.Fatalf("the first claim: %d claims, second parked %v; want the first claimed and the second parked", len(cs), parked(second))
+	}
+	third := register()
+	if !parked(third) {
+		t.Fatal("a new delivery to an endpoint with a queue was not queued behind it")
+	}
+	if _, err := s.write.Exec(`UPDATE deliveries SET lease_token = NULL, lease_expires = NULL WHERE id = ?`, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.write.Exec(`UPDATE deliveries SET status = 'delivered' WHERE id = ?`, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if cs := claim(); len(cs) != 1 || cs[0].Delivery.ID != second.ID {
+		t.Fatalf("after the first ended: want the second claimed, oldest of the queue")
+	}
+}
