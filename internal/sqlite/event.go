@@ -94,9 +94,9 @@ const maxGroup = 128
 // slower than a group per maxPacing.
 const maxPacing = 20 * time.Millisecond
 
-// groupWindow is how long, under load, the registrar waits for a group to
-// grow: each commit waits for the disk, and larger groups share it.
-const groupWindow = 500 * time.Microsecond
+// No group-commit window: waiting 0.5 ms for a group to grow, under load,
+// delivered less (interleaved, 20 s: 2,711/s median with it, 3,203 without),
+// since registration waits for the engine already (see commitGroup).
 
 // errRefused rolls back a group that one registration of it failed, to
 // redo it with savepoints (see commitGroup).

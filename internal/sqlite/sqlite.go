@@ -121,7 +121,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		}
 	}
 	// One registrar: the writer is one connection.
-	s.registrations = groupcommit.StartWindow(1, maxGroup, groupWindow, s.commitGroup)
+	s.registrations = groupcommit.Start(1, maxGroup, s.commitGroup)
 	return s, nil
 }
 
