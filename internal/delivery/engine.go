@@ -178,14 +178,12 @@ func (e *Engine) HasRoom() bool {
 // up to ShutdownGrace for the attempts in flight, aborts and hands back the
 // rest, and stores every result it has.
 //
-// The dispatcher (this goroutine) claims as many due deliveries as there
-// are free workers, one transaction at a time. An attempt's claim holds its
-// endpoint's slot until its record commits, and each claim transaction
-// stores the records of the attempts that ended since the last one: it
-// hands their slots on itself, and a busy engine's bookkeeping takes one
-// transaction per batch of attempts, not two. (Records stored apart, as
-// attempts end, measured slower on both backends: 23 % fewer deliveries
-// per second on PostgreSQL, twice the p99 latency at half that rate.)
+// The dispatcher (this goroutine) starts the attempts of the deliveries
+// stores hand over (see Lease), claims due deliveries when told some wait
+// in the database (see loop), one transaction at a time, and stores the
+// records of ended attempts in batches: those that ended while the last
+// transaction ran. A claim stores the records waiting first, in its own
+// transaction, so that the slots they free are its to take.
 func (e *Engine) Run(ctx context.Context) error {
 	// Attempts outlive ctx: a SIGTERM lets them finish within the grace.
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
