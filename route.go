@@ -1,6 +1,9 @@
 package webhooks
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Candidates are the endpoints an event may reach, as a store loads them in
 // the transaction that registers the event. Deleted endpoints are left out;
@@ -10,6 +13,9 @@ type Candidates struct {
 	Own     []*Endpoint // the account endpoints of the event's account
 	Manager []*Endpoint // the account endpoints of the account that provisioned it
 }
+
+// All returns every candidate endpoint.
+func (c Candidates) All() []*Endpoint { return slices.Concat(c.Company, c.Own, c.Manager) }
 
 // Route returns the deliveries of ev: one for every company endpoint of its
 // company that admits it (none for an account.* event), every account

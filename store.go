@@ -122,11 +122,12 @@ type ClaimRequest struct {
 	// would): the claims they end free their endpoints' slots for this
 	// claim, without a commit in between.
 	Records []*AttemptRecord
-	// Hold, if set, is called with each claimed delivery's endpoint before
-	// the claim commits, so that the claimer counts its slots before any
-	// other transaction can see them (a store that leases new deliveries
-	// to the claimer asks it for room: see app.Engine). If the claim then
-	// fails, the claimer gives them back.
+	// Hold, if set, is called with each claimed delivery's endpoint (once
+	// per claim returned), before the claim commits where the store can,
+	// so that the claimer counts its slots before another transaction can
+	// see them (a store that leases new deliveries to the claimer asks it
+	// for room: see app.Engine). If the claim then fails, the claimer
+	// gives them back.
 	Hold func(endpointID string)
 }
 

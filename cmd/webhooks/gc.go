@@ -6,11 +6,11 @@ import (
 )
 
 // defaultGCPercent is the collector's target unless GOGC says otherwise.
-// The service's live heap is small (a few MiB: the deliveries in flight
-// and the caches) and its garbage is per request, so Go's default of 100
-// collected it every few milliseconds under load, about 6 % of the CPU per
-// delivery; 400 collects a quarter as often for a peak heap that stays in
-// tens of MiB.
+// The service's live heap is small (the deliveries in flight and the
+// caches) and its garbage is per request, so Go's default of 100 collects
+// it often under load. Measured against 100 (SQLite, one endpoint,
+// interleaved, 20 s, medians of three): 2,711 against 2,624 deliveries/s,
+// 406 against 421 µs of CPU each, for 46 MiB resident against 35.
 const defaultGCPercent = 400
 
 func init() {

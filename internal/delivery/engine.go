@@ -95,12 +95,13 @@ type Engine struct {
 	results  chan result            // finished attempts, to the dispatcher
 	handed   chan []*webhooks.Claim // see Hand
 	slots    slots                  // per endpoint, see Lease
-	progress progress               // see AwaitProgress
+	progress progress               // see Pace
 	token    string                 // of the leases stores take for the engine
-	// inflight counts the attempts in flight: what Concurrency caps. (The
-	// claims a process holds also include the ended attempts whose records
-	// are not stored yet, but the next claim stores those before it claims
-	// more.)
+	// inflight counts the attempts in flight, and the leases taken for
+	// attempts about to start: what Concurrency caps. (The claims a
+	// process holds also include the ended attempts whose records are not
+	// stored yet; the dispatcher stores those as fast as the database
+	// lets it.)
 	inflight atomic.Int64
 	// running is true while Run claims.
 	running atomic.Bool
@@ -169,7 +170,7 @@ func (e *Engine) Wake() {
 // HasRoom reports whether the engine is running and holds fewer claims
 // than its Concurrency: a Wake makes it claim due work at once. A store
 // shared by several processes uses it to wake the others only for work
-// this one cannot take (see postgres.Store.SetLocalWorkers).
+// this one cannot take (see app.Engine).
 func (e *Engine) HasRoom() bool {
 	return e.running.Load() && e.inflight.Load() < int64(e.cfg.Concurrency)
 }
@@ -259,9 +260,6 @@ func (d *dispatcher) loop(ctx context.Context) {
 	look := true
 	for ctx.Err() == nil {
 		d.drain()
-		// An attempt holds its slot until its record is stored: its claim
-		// does, and the claims a process holds are what it may repeat if
-		// it dies.
 		limit := min(d.cfg.Concurrency-int(d.inflight.Load()), DefaultBatchSize)
 		var err error
 		switch {
@@ -401,13 +399,6 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 	d.stored()
 	if limit > 0 && d.cfg.Looked != nil {
 		d.cfg.Looked(now, len(claims))
-	}
-	if extra := len(claims) - len(held); extra > 0 {
-		// A queue that does not call Hold: count them now.
-		d.inflight.Add(int64(extra))
-		for _, c := range claims[len(held):] {
-			d.slots.add(c.Endpoint.ID)
-		}
 	}
 	d.start(claims)
 	d.cfg.Metrics.Started(len(claims), false)

@@ -81,6 +81,9 @@ func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest)
 		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: r.Token})
 	}
 	s.mostClaimed = max(s.mostClaimed, len(s.claimed))
+	for _, c := range claims {
+		r.Hold(c.Endpoint.ID)
+	}
 	return claims, nil
 }
 

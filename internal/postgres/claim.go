@@ -56,9 +56,9 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		claims, err = claimDeliveries(ctx, conn, r)
 		return err
 	})
-	// The commit was sent with the last claims: a registration's lease
-	// counts the claims under the endpoint's lock, in the database, and
-	// needs no earlier Hold.
+	// The commit was sent with the last claims, so Hold comes after it: a
+	// registration here counts the endpoint's claims in the database, not
+	// only in the engine.
 	if err == nil && r.Hold != nil {
 		for _, c := range claims {
 			r.Hold(c.Endpoint.ID)

@@ -105,10 +105,8 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 			if r.deliveries, r.err = webhooks.Route(r.ev, c, r.ev.Created); r.err == nil {
 				registered = append(registered, r)
 				deliveries = append(deliveries, r.deliveries...)
-				for _, l := range [][]*webhooks.Endpoint{c.Company, c.Own, c.Manager} {
-					for _, e := range l {
-						endpoints[e.ID] = e
-					}
+				for _, e := range c.All() {
+					endpoints[e.ID] = e
 				}
 			}
 		}

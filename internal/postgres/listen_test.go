@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	webhooks "github.com/factuarea/webhooks"
 )
 
 // listening runs Listen on s until the test ends and returns its wakes.
@@ -97,7 +99,7 @@ func TestStore_Listen_LocalWorkers(t *testing.T) {
 
 	var room atomic.Bool
 	room.Store(true)
-	producer.SetLocalWorkers(room.Load)
+	producer.SetEngine(roomEngine{&room})
 	mustRegister(t, producer, newEvent(c.ID, t0))
 	noWake(t, wakes, "for an event the producer's workers had room for")
 	room.Store(false)
@@ -110,6 +112,18 @@ func TestStore_Listen_LocalWorkers(t *testing.T) {
 	mustRegister(t, other, newEvent(oc.ID, t0))
 	noWake(t, wakes, "for an event on another schema")
 }
+
+// roomEngine is an engine that leases nothing (every delivery waits for a
+// claim) and has room while room is set.
+type roomEngine struct{ room *atomic.Bool }
+
+func (e roomEngine) Lease(string, time.Time) (string, time.Time, bool) { return "", time.Time{}, false }
+func (e roomEngine) Hand([]*webhooks.Claim)                            {}
+func (e roomEngine) Unlease([]string)                                  {}
+func (e roomEngine) Wake()                                             {}
+func (e roomEngine) PerEndpoint() int                                  { return 0 }
+func (e roomEngine) HasRoom() bool                                     { return e.room.Load() }
+func (e roomEngine) Pace(context.Context, bool, time.Duration)         {}
 
 // TestStore_Listen_Close checks that Close stops Listen.
 func TestStore_Listen_Close(t *testing.T) {

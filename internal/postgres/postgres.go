@@ -24,7 +24,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -45,7 +44,7 @@ var migrations embed.FS
 
 // NotifyChannel is the channel the store notifies, once the transaction that
 // creates it commits, when there is new due work that this process's
-// workers may not take (see SetLocalWorkers): a registered event's
+// workers may not take (see SetEngine): a registered event's
 // deliveries, a retry, a replay, a recovery or a test event. Channels
 // belong to the database, not a schema: the payload is the store's schema
 // (its search_path, empty by default), and Listen ignores the
@@ -83,7 +82,6 @@ type Store struct {
 	vacuumDone   chan struct{}
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
-	localRoom     atomic.Pointer[func() bool]           // see SetLocalWorkers
 	engine        app.Engine                            // see SetEngine
 }
 
@@ -288,22 +286,16 @@ func (s *Store) pipelined(ctx context.Context, fn func(conn *pgx.Conn) error) er
 	return fn(c.Conn())
 }
 
-// SetLocalWorkers tells the store that this process runs delivery workers,
-// woken in-process whenever it makes work due, which take new work at once
-// while hasRoom reports true. Work a commit makes due is then announced to
-// the other processes only when this process's workers have no room for
-// it: a NOTIFY wakes every listening process, and each then spends a claim
-// (and PostgreSQL a transaction per listener) on work that one process
-// was already taking. Without local workers, every such commit notifies.
-func (s *Store) SetLocalWorkers(hasRoom func() bool) {
-	s.localRoom.Store(&hasRoom)
-}
-
 // notifyCommitted asks the notifier to wake every process's workers: a
 // transaction that made deliveries due has committed, and this process's
-// workers may not take them (see SetLocalWorkers).
+// engine may not take them. Work is announced to the other processes only
+// when this process's engine (see SetEngine), woken in-process, has no
+// room for it: a NOTIFY wakes every listening process, and each then
+// spends a claim (and PostgreSQL a transaction per listener) on work that
+// one process was already taking. Without an engine, every such commit
+// notifies.
 func (s *Store) notifyCommitted() {
-	if hasRoom := s.localRoom.Load(); hasRoom != nil && (*hasRoom)() {
+	if s.engine != nil && s.engine.HasRoom() {
 		return
 	}
 	select {

@@ -108,12 +108,10 @@ type Backend interface {
 // another process made deliveries due.
 type Notifier interface {
 	// Listen calls wake whenever another process made deliveries due (and
-	// once it listens, and after every reconnection), until ctx ends.
+	// once it listens, and after every reconnection), until ctx ends. The
+	// backend wakes the others only for what this process's engine (see
+	// Backend.SetEngine) has no room for.
 	Listen(ctx context.Context, wake func())
-	// SetLocalWorkers tells the backend that this process's workers take
-	// the work it makes due at once while hasRoom reports true, so that it
-	// wakes the other processes only for what they cannot take.
-	SetLocalWorkers(hasRoom func() bool)
 }
 
 // Both backends are complete; PostgreSQL's is shared by several processes.
@@ -195,9 +193,6 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Looked:         cfg.Looked,
 	})
 	store.SetEngine(s.Engine)
-	if notifier != nil {
-		notifier.SetLocalWorkers(s.Engine.HasRoom)
-	}
 	cfg.PublicURL = cmp.Or(cfg.PublicURL, DefaultPublicURL)
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		store.Close()

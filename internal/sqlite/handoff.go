@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -93,13 +94,10 @@ func (s *Store) settle(committed bool) {
 
 // endpointsOf returns a lookup of the endpoints among c.
 func endpointsOf(c webhooks.Candidates) func(id string) *webhooks.Endpoint {
+	all := c.All()
 	return func(id string) *webhooks.Endpoint {
-		for _, l := range [][]*webhooks.Endpoint{c.Company, c.Own, c.Manager} {
-			for _, e := range l {
-				if e.ID == id {
-					return e
-				}
-			}
+		if i := slices.IndexFunc(all, func(e *webhooks.Endpoint) bool { return e.ID == id }); i >= 0 {
+			return all[i]
 		}
 		return nil
 	}

@@ -72,21 +72,21 @@ func (r *routes) account(ctx context.Context, tx *txn, id string) (*webhooks.Acc
 
 // Owners' endpoints, by the column that names the owner.
 const (
-	qCompanyEndpoints = `SELECT ` + endpointCols + ` FROM endpoints WHERE deleted IS NULL AND company_id = ?`
-	qAccountEndpoints = `SELECT ` + endpointCols + ` FROM endpoints WHERE deleted IS NULL AND account_id = ?`
+	qCompanyEndpoints = selectLiveEndpoints + `company_id = ?`
+	qAccountEndpoints = selectLiveEndpoints + `account_id = ?`
 )
 
 // companyEndpoints and accountEndpoints return an owner's endpoints. The
 // slices are shared: routing reads them and must not change them.
 func (r *routes) companyEndpoints(ctx context.Context, tx *txn, id string) ([]*webhooks.Endpoint, error) {
-	return r.endpointsOf(ctx, tx, "company:"+id, qCompanyEndpoints, id)
+	return r.ownerEndpoints(ctx, tx, "company:"+id, qCompanyEndpoints, id)
 }
 
 func (r *routes) accountEndpoints(ctx context.Context, tx *txn, id string) ([]*webhooks.Endpoint, error) {
-	return r.endpointsOf(ctx, tx, "account:"+id, qAccountEndpoints, id)
+	return r.ownerEndpoints(ctx, tx, "account:"+id, qAccountEndpoints, id)
 }
 
-func (r *routes) endpointsOf(ctx context.Context, tx *txn, key, query, id string) ([]*webhooks.Endpoint, error) {
+func (r *routes) ownerEndpoints(ctx context.Context, tx *txn, key, query, id string) ([]*webhooks.Endpoint, error) {
 	if es, ok := r.endpoints[key]; ok {
 		return es, nil
 	}

@@ -120,7 +120,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: release claims: %w", err)
 		}
 	}
-	// One registrar: the writer is one connection.
+	// One registrar: the writer is one connection. No window
+	// (groupcommit.StartWindow): waiting 0.5 ms for a group to grow, under
+	// load, delivered less (interleaved, 20 s: 2,711/s median with it,
+	// 3,203 without), since registration waits for the engine already (see
+	// commitGroup).
 	s.registrations = groupcommit.Start(1, maxGroup, s.commitGroup)
 	return s, nil
 }
