@@ -33,6 +33,7 @@ type Store interface {
 	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
 	Ping(ctx context.Context) error
+	SetEngine(e app.Engine)
 }
 
 // Run runs the suite against stores made by open; each call of open returns
@@ -60,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testRecover(t, open)
 	testClaims(t, open)
 	testRecordAttempts(t, open)
+	testHandOff(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
 	testMaintenance(t, open)
