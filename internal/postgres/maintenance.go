@@ -30,14 +30,18 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	return read(st, err)
 }
 
-// Purge implements service.Backend. One process purges at a time: the others
-// find the advisory lock taken and return at once. Each call is one short
+// qPurgeLock takes the purge's lock of the store's schema, if it is free:
+// stores on other schemas of the database purge their own data.
+const qPurgeLock = `SELECT pg_try_advisory_xact_lock($1, hashtext(current_schema()))`
+
+// Purge implements service.Backend. One process purges a schema at a time:
+// the others find the advisory lock taken and return at once. Each call is one short
 // transaction over at most limit events, so it holds no lock for long.
 func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (int, error) {
 	n := 0
 	err := s.inTx(ctx, func(tx *txn) error {
 		var mine bool
-		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1, 0)`, lockPurge).Scan(&mine); err != nil || !mine {
+		if err := tx.QueryRow(ctx, qPurgeLock, lockPurge).Scan(&mine); err != nil || !mine {
 			return err
 		}
 		if err := lazyCommit(ctx, tx); err != nil {
