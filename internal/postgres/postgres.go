@@ -5,7 +5,7 @@
 // FOR UPDATE SKIP LOCKED and a lease fenced by its token, and the methods
 // that create due work NOTIFY NotifyChannel, when this process's own
 // workers have no room for it, so that the other processes' workers wake at
-// once (see Listen and SetLocalWorkers).
+// once (see Listen and SetEngine).
 //
 // Each method is one transaction at READ COMMITTED, PostgreSQL's default.
 // Where two transactions could otherwise act on the same stale read (two
