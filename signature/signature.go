@@ -49,13 +49,14 @@ type Header struct {
 }
 
 // NewSecret returns a new endpoint secret: "whsec_" and 32 random bytes in
-// unpadded base64url.
+// standard base64 with padding (44 characters), which Standard Webhooks
+// libraries decode as their key.
 func NewSecret() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("signature: new secret: %w", err)
 	}
-	return SecretPrefix + base64.RawURLEncoding.EncodeToString(b[:]), nil
+	return SecretPrefix + base64.StdEncoding.EncodeToString(b[:]), nil
 }
 
 // Compute returns the v1 signature of body at timestamp t with secret, as raw
@@ -136,14 +137,7 @@ func Verify(header string, body []byte, now time.Time, tolerance time.Duration, 
 	if tolerance <= 0 {
 		tolerance = DefaultTolerance
 	}
-	// The distance is computed in whole seconds, as an unsigned difference:
-	// a timestamp centuries away would overflow a time.Duration and could
-	// wrap into the tolerance.
-	t, n := h.Timestamp, now.Unix()
-	if t < n {
-		t, n = n, t
-	}
-	if uint64(t)-uint64(n) > uint64(tolerance/time.Second) {
+	if !within(h.Timestamp, now.Unix(), tolerance) {
 		return ErrTimestampOutOfTolerance
 	}
 	// Every pair is compared, matching or not, so the time taken does not

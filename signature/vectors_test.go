@@ -141,7 +141,7 @@ func TestNewSecret(t *testing.T) {
 	if a == b {
 		t.Error("two secrets are equal")
 	}
-	if !strings.HasPrefix(a, signature.SecretPrefix) || len(a) != len(signature.SecretPrefix)+43 {
-		t.Errorf("got %q, want whsec_ and 43 base64url characters", a)
+	if !strings.HasPrefix(a, signature.SecretPrefix) || len(a) != len(signature.SecretPrefix)+44 {
+		t.Errorf("got %q, want whsec_ and 44 characters of padded standard base64", a)
 	}
 }

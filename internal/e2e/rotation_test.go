@@ -16,13 +16,13 @@ import (
 )
 
 // checkSecret checks the form of a secret: whsec_ and 32 random bytes in
-// unpadded base64url.
+// padded standard base64, which Standard Webhooks libraries decode too.
 func checkSecret(t *testing.T, s string) {
 	t.Helper()
 	raw, ok := strings.CutPrefix(s, "whsec_")
-	b, err := base64.RawURLEncoding.DecodeString(raw)
+	b, err := base64.StdEncoding.Strict().DecodeString(raw)
 	if !ok || err != nil || len(b) != 32 {
-		t.Errorf("secret %q is not whsec_ and 32 bytes of unpadded base64url", s)
+		t.Errorf("secret %q is not whsec_ and 32 bytes of padded standard base64", s)
 	}
 }
 
