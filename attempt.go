@@ -23,3 +23,9 @@ type Attempt struct {
 	Error          string // why no answer arrived, or why it failed
 	Manual         bool
 }
+
+// Succeeded reports whether the attempt got a 2xx with its whole answer:
+// what ends an endpoint's streak of failures.
+func (a *Attempt) Succeeded() bool {
+	return a.ResponseStatus >= 200 && a.ResponseStatus < 300 && a.Error == ""
+}

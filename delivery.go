@@ -47,10 +47,13 @@ type Delivery struct {
 	LastResponseStatus int       // zero when no attempt got an answer
 	// Manual is set while a retry or replay's single attempt is due: if it
 	// fails, the delivery ends failed instead of following the schedule.
-	Manual  bool
-	Body    []byte
-	Created time.Time
-	Updated time.Time
+	Manual bool
+	// ScheduleFactor divides every wait of the retry schedule: an outage
+	// rehearsal's (SPEC 17); 1 (or 0) for every other delivery.
+	ScheduleFactor int
+	Body           []byte
+	Created        time.Time
+	Updated        time.Time
 
 	Attempts []*Attempt // filled by FindDelivery only
 }

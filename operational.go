@@ -40,28 +40,37 @@ const FailingAfter = 4
 // failed before it is disabled (WEBHOOKS_DISABLE_AFTER; 0 never).
 const DefaultDisableAfter = 5 * 24 * time.Hour
 
-// Health is what an attempt's outcome did to its endpoint's streak of
-// failures, as the store counted it in the transaction that recorded the
-// attempt: Before and After are the streak's lengths around it, and
-// FailingSince is when the streak began (as it was before a 2xx ended it).
+// Health is what a batch of attempts did to its endpoint's streak of
+// failures, as the store counted it when it recorded them: Before and
+// After are the streak's lengths around the batch, FailingSince is when
+// the streak left After began (zero when After is 0), and Ended is the
+// length of a streak a 2xx ended in the batch (zero if none ended), begun
+// at EndedSince.
 type Health struct {
 	EndpointID   string
 	Before       int
 	After        int
 	FailingSince time.Time
+	Ended        int
+	EndedSince   time.Time
 }
 
-// StartedFailing reports whether the endpoint became failing: its streak
-// reached FailingAfter now. A streak crosses it once per episode, so the
-// event fires once, whichever process recorded the attempt.
-func (h Health) StartedFailing() bool { return h.Before < FailingAfter && h.After >= FailingAfter }
+// StartedFailing reports whether the endpoint became failing: a streak
+// reached FailingAfter in the batch. A streak crosses it once, so the event
+// fires once per episode, whichever process recorded the attempt.
+func (h Health) StartedFailing() bool {
+	if h.Ended > 0 {
+		return (h.Before < FailingAfter && h.Ended >= FailingAfter) || h.After >= FailingAfter
+	}
+	return h.Before < FailingAfter && h.After >= FailingAfter
+}
 
 // Recovered reports whether a 2xx ended a streak that had made the
 // endpoint failing.
-func (h Health) Recovered() bool { return h.Before >= FailingAfter && h.After == 0 }
+func (h Health) Recovered() bool { return h.Ended >= FailingAfter }
 
-// FailingFor reports whether, with this attempt, every attempt to the
-// endpoint has failed for at least d (d > 0), as of now.
+// FailingFor reports whether every attempt to the endpoint has failed for
+// at least d (d > 0) as of now.
 func (h Health) FailingFor(d time.Duration, now time.Time) bool {
 	return d > 0 && h.After > 0 && !h.FailingSince.IsZero() && now.Sub(h.FailingSince) >= d
 }
@@ -82,7 +91,7 @@ type OperationalObject struct {
 	FailingSince        *int64             `json:"failing_since"`
 	DisabledAt          *int64             `json:"disabled_at"`
 	DisabledReason      *string            `json:"disabled_reason"`
-	Actor               *Actor             `json:"actor,omitempty"`        // disabled, enabled
+	Actor               *OperationalActor  `json:"actor,omitempty"`        // disabled, enabled
 	LastAttempt         *OperationalTry    `json:"last_attempt,omitempty"` // failing, recovered, exhausted, disabled by the engine
 	Delivery            *OperationalTarget `json:"delivery,omitempty"`     // exhausted
 }
@@ -164,4 +173,67 @@ func unixOrNil(t time.Time) *int64 {
 	}
 	u := t.Unix()
 	return &u
+}
+
+// StreakStep is what a batch of attempt records does to one endpoint's
+// streak of failures, the records taken in the order they were made: a 2xx
+// (Reset) ends the streak, after Ended more failures; Trailing failures
+// follow the last 2xx (or are the whole batch, without one), the first of
+// them started at TrailingSince.
+type StreakStep struct {
+	EndpointID    string
+	Reset         bool
+	Ended         int
+	Trailing      int
+	TrailingSince time.Time
+	// Last is the index, in the batch, of the endpoint's last record:
+	// the one the store gives the Health to.
+	Last int
+}
+
+// StreakSteps folds a batch of records into one step per endpoint, in the
+// order the endpoints first appear.
+func StreakSteps(records []*AttemptRecord) []StreakStep {
+	var steps []StreakStep
+	at := map[string]int{}
+	for i, r := range records {
+		j, ok := at[r.EndpointID]
+		if !ok {
+			j = len(steps)
+			at[r.EndpointID] = j
+			steps = append(steps, StreakStep{EndpointID: r.EndpointID})
+		}
+		s := &steps[j]
+		s.Last = i
+		if r.Attempt.Succeeded() {
+			s.Ended, s.Reset = s.Ended+s.Trailing, true
+			s.Trailing, s.TrailingSince = 0, time.Time{}
+			continue
+		}
+		if s.Trailing == 0 {
+			s.TrailingSince = r.Attempt.StartedAt
+		}
+		s.Trailing++
+	}
+	return steps
+}
+
+// Apply returns the streak after the step, from the one before it (old,
+// begun at oldSince), and what the step did: the Health the store reports.
+func (s StreakStep) Apply(old int, oldSince time.Time) Health {
+	h := Health{EndpointID: s.EndpointID, Before: old}
+	if s.Reset {
+		h.Ended = old + s.Ended
+		h.EndedSince = oldSince
+		if old == 0 {
+			h.EndedSince = time.Time{}
+		}
+		h.After, h.FailingSince = s.Trailing, s.TrailingSince
+		return h
+	}
+	h.After, h.FailingSince = old+s.Trailing, oldSince
+	if old == 0 || oldSince.IsZero() {
+		h.FailingSince = s.TrailingSince
+	}
+	return h
 }

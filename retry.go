@@ -40,6 +40,20 @@ func (p RetryPolicy) Validate() error {
 	return nil
 }
 
+// Scaled returns the policy with every wait divided by factor (an outage
+// rehearsal's compressed schedule, SPEC 17), at least a second each; p
+// itself for a factor of 1 or less.
+func (p RetryPolicy) Scaled(factor int) RetryPolicy {
+	if factor <= 1 {
+		return p
+	}
+	q := RetryPolicy{Jitter: p.Jitter, Waits: make([]time.Duration, len(p.Waits))}
+	for i, w := range p.Waits {
+		q.Waits[i] = max(w/time.Duration(factor), time.Second)
+	}
+	return q
+}
+
 // MaxAttempts is the number of automatic attempts a delivery gets.
 func (p RetryPolicy) MaxAttempts() int { return len(p.Waits) + 1 }
 
@@ -53,4 +67,17 @@ func (p RetryPolicy) Wait(n int, random float64) (time.Duration, bool) {
 	w := p.Waits[n-1]
 	factor := 1 + p.Jitter*(2*random-1)
 	return time.Duration(float64(w) * factor), true
+}
+
+// MaxRetryAfter caps how far a receiver's Retry-After moves an attempt.
+const MaxRetryAfter = 24 * time.Hour
+
+// NotBefore moves a scheduled retry to at, if at is later: what a
+// receiver's Retry-After asks. The delivery keeps its attempt count, so
+// the schedule's limit on attempts holds.
+func (t Transition) NotBefore(at time.Time) Transition {
+	if t.Status == DeliveryPending && at.After(t.NextAttemptAt) {
+		t.NextAttemptAt = at
+	}
+	return t
 }

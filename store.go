@@ -143,8 +143,13 @@ type Claim struct {
 // AttemptRecord is the result of an attempt on a claimed delivery.
 type AttemptRecord struct {
 	Token      string
+	EndpointID string
 	Attempt    *Attempt
 	Transition Transition
+	// Health is set by the store that recorded the batch, on each
+	// endpoint's last record in it: what the batch did to the endpoint's
+	// streak of failures (SPEC 14).
+	Health *Health
 }
 
 // QueueStats describes the work queue at one moment.

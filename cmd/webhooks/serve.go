@@ -43,7 +43,7 @@ type serveFlags struct {
 	addr, database, dataDir, adminKey, retrySchedule, allowNetworks, logLevel, logFormat string
 	publicURL                                                                            string
 	retryJitter                                                                          float64
-	attemptTimeout, retention, pollInterval, shutdownGrace, lease                        time.Duration
+	attemptTimeout, retention, pollInterval, shutdownGrace, lease, disableAfter          time.Duration
 	allowHTTP                                                                            bool
 	concurrency, perEndpoint                                                             int
 }
@@ -152,6 +152,7 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.DurationVar(&f.attemptTimeout, "attempt-timeout", durationEnv("ATTEMPT_TIMEOUT", delivery.DefaultAttemptTimeout), "time an endpoint has to answer (WEBHOOKS_ATTEMPT_TIMEOUT)")
 	fs.StringVar(&f.allowNetworks, "allow-networks", env("ALLOW_NETWORKS", ""), "comma-separated CIDRs exempt from the SSRF guard (WEBHOOKS_ALLOW_NETWORKS)")
 	fs.BoolVar(&f.allowHTTP, "allow-http", boolEnv("ALLOW_HTTP"), "let live-mode endpoints use plain http (WEBHOOKS_ALLOW_HTTP)")
+	fs.DurationVar(&f.disableAfter, "disable-after", durationEnv("DISABLE_AFTER", webhooks.DefaultDisableAfter), "disable an endpoint whose every attempt has failed this long; 0 never (WEBHOOKS_DISABLE_AFTER)")
 	fs.DurationVar(&f.retention, "retention", durationEnv("RETENTION", service.DefaultRetention), "how long events, deliveries and attempts are kept (WEBHOOKS_RETENTION)")
 	fs.IntVar(&f.concurrency, "concurrency", intEnv("CONCURRENCY", delivery.DefaultConcurrency), "attempts in flight in this process (WEBHOOKS_CONCURRENCY)")
 	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", delivery.DefaultPerEndpoint), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
@@ -185,6 +186,7 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		PerEndpoint:    f.perEndpoint,
 		PollInterval:   f.pollInterval,
 		Retention:      f.retention,
+		DisableAfter:   f.disableAfter,
 		Lease:          f.lease,
 		ShutdownGrace:  f.shutdownGrace,
 		Logger:         logger,
@@ -202,6 +204,12 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 	}
 	if f.attemptTimeout <= 0 {
 		return cfg, errors.New("attempt timeout must be positive")
+	}
+	switch {
+	case f.disableAfter < 0:
+		return cfg, errors.New("disable-after must be 0 (never) or a positive duration such as 120h")
+	case f.disableAfter == 0:
+		cfg.DisableAfter = -1 // never
 	}
 	if f.retention < 24*time.Hour {
 		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is %s)", f.retention, service.DefaultRetention)

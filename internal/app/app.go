@@ -46,8 +46,12 @@ type Config struct {
 	Wake func()
 	// Registered, if set, is called for each event registered (metrics).
 	Registered func()
-	Now        func() time.Time
-	Logger     *slog.Logger
+	// DisableAfter is how long every attempt to an endpoint must have
+	// failed before the engine's observations disable it (SPEC 14); zero
+	// never does.
+	DisableAfter time.Duration
+	Now          func() time.Time
+	Logger       *slog.Logger
 }
 
 // App runs the use cases. Its methods are safe for concurrent use.

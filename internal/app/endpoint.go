@@ -229,6 +229,7 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 		u.URL = &check.URL
 	}
 	var updated *webhooks.Endpoint
+	var statusChanged bool
 	now := a.cfg.Now()
 	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
 		// Apply again to the endpoint as it is now: another change may
@@ -244,6 +245,15 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 			return err
 		}
 		e.Updated = now
+		statusChanged = old.Enabled() != e.Enabled()
+		switch {
+		case old.Enabled() && !e.Enabled():
+			e.DisabledAt, e.DisabledReason = now, webhooks.DisabledManual
+		case !old.Enabled() && e.Enabled():
+			// A new start: the streak that led to a disable is over.
+			e.DisabledAt, e.DisabledReason = time.Time{}, ""
+			e.FailureStreak, e.FailingSince = 0, time.Time{}
+		}
 		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
 			return err
 		}
@@ -265,7 +275,30 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 	if err != nil {
 		return nil, refuse(err)
 	}
+	if statusChanged {
+		a.announceStatus(ctx, c, updated, oe.OwnerAccount, now)
+	}
 	return updated, nil
+}
+
+// announceStatus registers the operational event of an endpoint's status
+// changed by a caller: webhook_endpoint.enabled or .disabled, with who did
+// it. The change is committed already: a failure is logged.
+func (a *App) announceStatus(ctx context.Context, c Caller, e *webhooks.Endpoint, account string, now time.Time) {
+	if e.Scope == webhooks.ScopePlatform {
+		return
+	}
+	typ := webhooks.EventEndpointEnabled
+	if !e.Enabled() {
+		typ = webhooks.EventEndpointDisabled
+	}
+	ev, err := webhooks.NewOperationalEvent(typ, e, account, webhooks.OperationalObject{Actor: webhooks.NewOperationalActor(c.Actor)}, now)
+	if err == nil {
+		err = a.registerOperational(ctx, []*webhooks.Event{ev})
+	}
+	if err != nil {
+		a.cfg.Logger.Error("endpoint health: registering "+typ+" failed", "endpoint_id", e.ID, "err", err)
+	}
 }
 
 // lockForChange locks an endpoint this transaction changes in a way that

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -93,6 +94,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	actx, cancel := context.WithTimeout(ctx, e.cfg.AttemptTimeout)
 	defer cancel()
 	outcome := webhooks.OutcomeRetry
+	var retryAfter time.Duration
 	req, err := NewRequest(actx, d, c.Endpoint, started)
 	if err == nil {
 		var resp *http.Response
@@ -100,6 +102,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 		if err == nil {
 			outcome = webhooks.ClassifyStatus(resp.StatusCode)
 			a.ResponseStatus = resp.StatusCode
+			retryAfter, _ = RetryAfter(resp.StatusCode, resp.Header.Get("Retry-After"), started)
 			body, rerr := io.ReadAll(io.LimitReader(resp.Body, webhooks.MaxResponseRead))
 			resp.Body.Close()
 			a.ResponseBody = string(body[:min(len(body), webhooks.MaxResponseKept)])
@@ -128,13 +131,46 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	end := e.cfg.Now()
 	a.Duration = end.Sub(started)
 	e.cfg.Metrics.Attempted(outcome, a)
-	t := e.cfg.Policy.After(a.Number, d.Manual, outcome, end, e.cfg.Random())
+	t := e.cfg.Policy.Scaled(d.ScheduleFactor).After(a.Number, d.Manual, outcome, end, e.cfg.Random())
+	if retryAfter > 0 {
+		t = t.NotBefore(end.Add(retryAfter))
+	}
 	if outcome != webhooks.OutcomeDelivered {
 		e.cfg.Logger.Info("delivery: attempt failed",
 			"delivery_id", d.ID, "endpoint_id", d.EndpointID, "event_id", d.EventID,
 			"attempt", a.Number, "status", a.ResponseStatus, "error", a.Error, "next_state", t.Status)
 	}
-	return &webhooks.AttemptRecord{Token: c.Token, Attempt: a, Transition: t}
+	return &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+}
+
+// RetryAfter reads the Retry-After header of a 429 or 503 answer (SPEC
+// 14): delay-seconds or an HTTP date, capped at webhooks.MaxRetryAfter. It
+// reports false for any other status, and for a value that is missing,
+// malformed or not in the future.
+func RetryAfter(status int, value string, now time.Time) (time.Duration, bool) {
+	if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
+		return 0, false
+	}
+	value = strings.TrimSpace(value)
+	if value == "" {
+		return 0, false
+	}
+	max := webhooks.MaxRetryAfter
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
+		if n <= 0 {
+			return 0, false
+		}
+		// Compared in seconds: a huge value would overflow a Duration.
+		if n >= int64(max/time.Second) {
+			return max, true
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	t, err := http.ParseTime(value)
+	if err != nil || !t.After(now) {
+		return 0, false
+	}
+	return min(t.Sub(now), max), true
 }
 
 // describe says why an attempt got no usable answer, without the URL: an

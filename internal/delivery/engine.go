@@ -80,6 +80,11 @@ type Config struct {
 	Metrics Metrics
 	// Recorded, if set, is called after each batch of attempts is stored.
 	Recorded func([]*webhooks.AttemptRecord)
+	// Observe, if set, receives the stored records that may change their
+	// endpoint's health (failing, recovered, 410 Gone, exhausted; SPEC 14),
+	// on a goroutine of the engine's own, in order: the application acts
+	// on them (see app.App.ObserveAttempts).
+	Observe func(context.Context, []*webhooks.AttemptRecord)
 	// Looked, if set, is called after each claim that looked for due
 	// deliveries, with the time it looked at and how many it claimed: a
 	// look at t that claimed none proves nothing was due at t (tests wait
@@ -107,6 +112,8 @@ type Engine struct {
 	running atomic.Bool
 	// storing is true while the dispatcher stores records (see Pace).
 	storing atomic.Bool
+	// observer hands records to Config.Observe (nil without it).
+	observer *observer
 }
 
 // result is a finished attempt: its record, or nil when shutdown aborted it
@@ -148,7 +155,7 @@ func New(cfg Config) *Engine {
 	if cfg.Lease <= cfg.AttemptTimeout {
 		panic("delivery: Lease must exceed AttemptTimeout")
 	}
-	return &Engine{
+	e := &Engine{
 		cfg:     cfg,
 		wake:    make(chan struct{}, 1),
 		results: make(chan result, cfg.Concurrency),
@@ -156,6 +163,10 @@ func New(cfg Config) *Engine {
 		slots:   newSlots(),
 		token:   webhooks.NewID(),
 	}
+	if cfg.Observe != nil {
+		e.observer = newObserver(cfg.Observe)
+	}
+	return e
 }
 
 // Wake tells the engine that deliveries may be due now: it claims at once
@@ -189,6 +200,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Attempts outlive ctx: a SIGTERM lets them finish within the grace.
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
+	if e.observer != nil {
+		// It stops after the last records are stored, below.
+		observeCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		go e.observer.run(observeCtx)
+		defer func() { stop(); <-e.observer.done }()
+	}
 	d := &dispatcher{Engine: e, attemptCtx: attemptCtx}
 	e.running.Store(true)
 	d.loop(ctx)
@@ -443,6 +460,9 @@ func (d *dispatcher) stored() {
 	for _, rec := range d.records {
 		d.cfg.Metrics.Recorded(rec)
 	}
+	// Observed before Recorded tells anyone: a test that saw the records
+	// stored and the observer idle knows the observations are done.
+	d.observer.add(d.records)
 	if d.cfg.Recorded != nil && len(d.records) > 0 {
 		d.cfg.Recorded(d.records)
 	}

@@ -113,7 +113,7 @@ func TestAuditLog(t *testing.T) {
 
 	failing, ok := newSink(t), newSink(t)
 	failing.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusGone)
+		w.WriteHeader(http.StatusUnprocessableEntity)
 		w.Write([]byte("SINK-RESPONSE-BODY-4242"))
 	})
 	ok.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.Write([]byte("SINK-RESPONSE-BODY-4243")) })

@@ -350,64 +350,70 @@ func TestContract(t *testing.T) {
 	ts.wantError(401, "unauthorized", "GET", c, "", nil)
 	ts.wantError(405, "method_not_allowed", "PATCH", c, adminKey, object{"name": "Y"})
 
-	// Endpoints of both scopes: one whose receiver refuses (410), so that
+	// Endpoints of every scope: one whose receiver refuses (422), so that
 	// its deliveries can be sent again, and one that takes everything.
-	refusing, _ := statusSink(t, 410)
+	// (A 410 would disable the endpoint.) The platform's receive the
+	// operational events of the others' failures.
+	refusing, _ := statusSink(t, 422)
 	okSink := newSink(t)
 	type scope struct {
-		name, parent, unknownParent, right, wrong string
-		rightStatus                               int
-		ep, ok                                    endpoint
+		name, parent, unknownParent, right, wrong, key, events string
+		rightStatus                                            int
+		ep, ok                                                 endpoint
 	}
 	scopes := []*scope{
-		{name: "company", parent: c, unknownParent: "/v1/companies/" + webhookID(), right: "replay", wrong: "retry", rightStatus: 201},
-		{name: "account", parent: a, unknownParent: "/v1/accounts/" + webhookID(), right: "retry", wrong: "replay", rightStatus: 200},
+		{name: "company", parent: c, unknownParent: "/v1/companies/" + webhookID(), right: "replay", wrong: "retry", rightStatus: 201, key: acme.key, events: "invoice.*"},
+		{name: "account", parent: a, unknownParent: "/v1/accounts/" + webhookID(), right: "retry", wrong: "replay", rightStatus: 200, key: acme.key, events: "invoice.*"},
+		{name: "platform", parent: "/v1", right: "replay", wrong: "retry", rightStatus: 201, key: adminKey, events: "webhook_delivery.*"},
 	}
 	for _, sc := range scopes {
-		in := object{"url": refusing.URL, "enabled_events": []string{"invoice.*"}, "description": "ERP", "api_version": "2025-06-01", "livemode": true}
+		in := object{"url": refusing.URL, "enabled_events": []string{sc.events}, "description": "ERP", "api_version": "2025-06-01", "livemode": true}
 		if sc.name == "account" {
 			in["relationships"] = []string{"own"}
 		}
-		sc.ep = ts.newEndpoint(sc.parent, acme.key, in)
+		sc.ep = ts.newEndpoint(sc.parent, sc.key, in)
 		sc.ok = ts.newEndpoint(sc.parent, adminKey, object{"url": okSink.URL, "enabled_events": []string{"*"}})
 		base, ep := sc.parent+"/webhook_endpoints", sc.ep
-		ts.wantError(400, "url_not_allowed", "POST", base, acme.key, object{"url": "http://10.0.0.1/hook", "enabled_events": []string{"*"}})
-		ts.wantError(400, "invalid_request", "POST", base, acme.key, object{"url": okSink.URL, "enabled_events": []string{}})
-		ts.wantError(400, "unknown_field", "POST", base, acme.key, object{"url": okSink.URL, "enabled_events": []string{"*"}, "secret": "whsec_x"})
-		ts.wantError(400, "invalid_json", "POST", base, acme.key, `{"url": `)
+		ts.wantError(400, "url_not_allowed", "POST", base, sc.key, object{"url": "http://10.0.0.1/hook", "enabled_events": []string{"*"}})
+		ts.wantError(400, "invalid_request", "POST", base, sc.key, object{"url": okSink.URL, "enabled_events": []string{}})
+		ts.wantError(400, "unknown_field", "POST", base, sc.key, object{"url": okSink.URL, "enabled_events": []string{"*"}, "secret": "whsec_x"})
+		ts.wantError(400, "invalid_json", "POST", base, sc.key, `{"url": `)
 		ts.wantError(401, "unauthorized", "POST", base, "", nil)
-		ts.wantError(413, "request_too_large", "POST", base, acme.key, big)
-		ts.wantError(404, "not_found", "POST", sc.unknownParent+"/webhook_endpoints", adminKey, object{"url": okSink.URL, "enabled_events": []string{"*"}})
-		ts.must(200, "GET", base, acme.key, nil, nil)
-		ts.must(200, "GET", base+"?limit=1", acme.key, nil, nil)
-		ts.wantError(400, "invalid_request", "GET", base+"?limit=0", acme.key, nil)
-		ts.wantError(400, "unknown_field", "GET", base+"?status=enabled", acme.key, nil)
-		ts.wantError(404, "not_found", "GET", sc.unknownParent+"/webhook_endpoints", acme.key, nil)
+		ts.wantError(413, "request_too_large", "POST", base, sc.key, big)
+		if sc.unknownParent != "" {
+			ts.wantError(404, "not_found", "POST", sc.unknownParent+"/webhook_endpoints", adminKey, object{"url": okSink.URL, "enabled_events": []string{"*"}})
+			ts.wantError(404, "not_found", "GET", sc.unknownParent+"/webhook_endpoints", sc.key, nil)
+		}
+		ts.must(200, "GET", base, sc.key, nil, nil)
+		ts.must(200, "GET", base+"?limit=1", sc.key, nil, nil)
+		ts.wantError(400, "invalid_request", "GET", base+"?limit=0", sc.key, nil)
+		ts.wantError(400, "unknown_field", "GET", base+"?status=enabled", sc.key, nil)
 		ts.wantError(401, "unauthorized", "GET", base, "", nil)
-		ts.wantError(405, "method_not_allowed", "PUT", base, acme.key, nil)
+		ts.wantError(405, "method_not_allowed", "PUT", base, sc.key, nil)
 
-		ts.must(200, "GET", ep.path, acme.key, nil, nil)
-		ts.wantError(404, "not_found", "GET", base+"/"+webhookID(), acme.key, nil)
+		ts.must(200, "GET", ep.path, sc.key, nil, nil)
+		ts.wantError(404, "not_found", "GET", base+"/"+webhookID(), sc.key, nil)
 		ts.wantError(401, "unauthorized", "GET", ep.path, "", nil)
-		ts.must(200, "PATCH", ep.path, acme.key, object{"description": "ERP (prod)", "enabled_events": []string{"invoice.*", "quote.*"}}, nil)
-		ts.must(200, "PATCH", ep.path, acme.key, object{}, nil)
-		ts.wantError(400, "url_not_allowed", "PATCH", ep.path, acme.key, object{"url": "http://169.254.169.254/latest"})
-		ts.wantError(400, "invalid_request", "PATCH", ep.path, acme.key, object{"status": "paused"})
-		ts.wantError(400, "unknown_field", "PATCH", ep.path, acme.key, object{"scope": "company"})
-		ts.wantError(404, "not_found", "PATCH", base+"/"+webhookID(), acme.key, object{})
-		ts.wantError(413, "request_too_large", "PATCH", ep.path, acme.key, big)
+		ts.must(200, "PATCH", ep.path, sc.key, object{"description": "ERP (prod)", "enabled_events": []string{sc.events, "*"}}, nil)
+		ts.must(200, "PATCH", ep.path, sc.key, object{"enabled_events": []string{sc.events}}, nil)
+		ts.must(200, "PATCH", ep.path, sc.key, object{}, nil)
+		ts.wantError(400, "url_not_allowed", "PATCH", ep.path, sc.key, object{"url": "http://169.254.169.254/latest"})
+		ts.wantError(400, "invalid_request", "PATCH", ep.path, sc.key, object{"status": "paused"})
+		ts.wantError(400, "unknown_field", "PATCH", ep.path, sc.key, object{"scope": "company"})
+		ts.wantError(404, "not_found", "PATCH", base+"/"+webhookID(), sc.key, object{})
+		ts.wantError(413, "request_too_large", "PATCH", ep.path, sc.key, big)
 		ts.wantError(401, "unauthorized", "PATCH", ep.path, "", object{})
-		ts.wantError(405, "method_not_allowed", "POST", ep.path, acme.key, object{})
+		ts.wantError(405, "method_not_allowed", "POST", ep.path, sc.key, object{})
 
-		ts.must(200, "GET", ep.path+"/secret", acme.key, nil, nil)
-		ts.wantError(404, "not_found", "GET", base+"/"+webhookID()+"/secret", acme.key, nil)
+		ts.must(200, "GET", ep.path+"/secret", sc.key, nil, nil)
+		ts.wantError(404, "not_found", "GET", base+"/"+webhookID()+"/secret", sc.key, nil)
 		ts.wantError(401, "unauthorized", "GET", ep.path+"/secret", "", nil)
-		ts.must(200, "POST", ep.path+"/rotate_secret", acme.key, object{"expires_in": 0}, nil)
-		ts.must(200, "POST", ep.path+"/rotate_secret", acme.key, nil, nil)
-		ts.wantError(400, "invalid_request", "POST", ep.path+"/rotate_secret", acme.key, object{"expires_in": 604801})
-		ts.wantError(400, "unknown_field", "POST", ep.path+"/rotate_secret", acme.key, object{"expires": 60})
-		ts.wantError(404, "not_found", "POST", base+"/"+webhookID()+"/rotate_secret", acme.key, nil)
-		ts.wantError(413, "request_too_large", "POST", ep.path+"/rotate_secret", acme.key, big)
+		ts.must(200, "POST", ep.path+"/rotate_secret", sc.key, object{"expires_in": 0}, nil)
+		ts.must(200, "POST", ep.path+"/rotate_secret", sc.key, nil, nil)
+		ts.wantError(400, "invalid_request", "POST", ep.path+"/rotate_secret", sc.key, object{"expires_in": 604801})
+		ts.wantError(400, "unknown_field", "POST", ep.path+"/rotate_secret", sc.key, object{"expires": 60})
+		ts.wantError(404, "not_found", "POST", base+"/"+webhookID()+"/rotate_secret", sc.key, nil)
+		ts.wantError(413, "request_too_large", "POST", ep.path+"/rotate_secret", sc.key, big)
 		ts.wantError(401, "unauthorized", "POST", ep.path+"/rotate_secret", "", nil)
 	}
 
@@ -451,60 +457,60 @@ func TestContract(t *testing.T) {
 	for _, sc := range scopes {
 		ts.settle(clock, sc.ep.id, sc.ok.id)
 		ep := sc.ep
-		ds := ts.deliveries(ep, acme.key)
+		ds := ts.deliveries(ep, sc.key)
 		if len(ds) == 0 || ds[0]["status"] != "failed_permanently" {
 			t.Fatalf("%s endpoint: got deliveries %v, want failed_permanently ones", sc.name, ds)
 		}
 		d := ds[0]["id"].(string)
 		other := webhookID()
-		ts.must(200, "GET", ep.path+"/deliveries?status=failed_permanently&event_id="+ds[0]["event_id"].(string), acme.key, nil, nil)
-		ts.wantError(400, "invalid_request", "GET", ep.path+"/deliveries?status=ok", acme.key, nil)
-		ts.wantError(400, "unknown_field", "GET", ep.path+"/deliveries?type=invoice.sent", acme.key, nil)
-		ts.wantError(404, "not_found", "GET", sc.parent+"/webhook_endpoints/"+other+"/deliveries", acme.key, nil)
+		ts.must(200, "GET", ep.path+"/deliveries?status=failed_permanently&event_id="+ds[0]["event_id"].(string), sc.key, nil, nil)
+		ts.wantError(400, "invalid_request", "GET", ep.path+"/deliveries?status=ok", sc.key, nil)
+		ts.wantError(400, "unknown_field", "GET", ep.path+"/deliveries?type=invoice.sent", sc.key, nil)
+		ts.wantError(404, "not_found", "GET", sc.parent+"/webhook_endpoints/"+other+"/deliveries", sc.key, nil)
 		ts.wantError(401, "unauthorized", "GET", ep.path+"/deliveries", "", nil)
-		ts.must(200, "GET", ep.path+"/deliveries/"+d, acme.key, nil, nil)
-		ts.wantError(404, "not_found", "GET", ep.path+"/deliveries/"+other, acme.key, nil)
+		ts.must(200, "GET", ep.path+"/deliveries/"+d, sc.key, nil, nil)
+		ts.wantError(404, "not_found", "GET", ep.path+"/deliveries/"+other, sc.key, nil)
 		ts.wantError(401, "unauthorized", "GET", ep.path+"/deliveries/"+d, "", nil)
-		ts.wantError(405, "method_not_allowed", "DELETE", ep.path+"/deliveries/"+d, acme.key, nil)
+		ts.wantError(405, "method_not_allowed", "DELETE", ep.path+"/deliveries/"+d, sc.key, nil)
 
 		for _, action := range []string{sc.wrong, sc.right} {
-			ts.wantError(404, "not_found", "POST", ep.path+"/deliveries/"+other+"/"+action, acme.key, nil)
+			ts.wantError(404, "not_found", "POST", ep.path+"/deliveries/"+other+"/"+action, sc.key, nil)
 			ts.wantError(401, "unauthorized", "POST", ep.path+"/deliveries/"+d+"/"+action, "", nil)
-			ts.wantError(413, "request_too_large", "POST", ep.path+"/deliveries/"+d+"/"+action, acme.key, big)
-			ts.wantError(400, "unknown_field", "POST", ep.path+"/deliveries/"+d+"/"+action, acme.key, object{"at": 0})
+			ts.wantError(413, "request_too_large", "POST", ep.path+"/deliveries/"+d+"/"+action, sc.key, big)
+			ts.wantError(400, "unknown_field", "POST", ep.path+"/deliveries/"+d+"/"+action, sc.key, object{"at": 0})
 		}
-		ts.wantError(400, "wrong_resend_action", "POST", ep.path+"/deliveries/"+d+"/"+sc.wrong, acme.key, nil)
-		ts.must(sc.rightStatus, "POST", ep.path+"/deliveries/"+d+"/"+sc.right, acme.key, object{}, nil)
+		ts.wantError(400, "wrong_resend_action", "POST", ep.path+"/deliveries/"+d+"/"+sc.wrong, sc.key, nil)
+		ts.must(sc.rightStatus, "POST", ep.path+"/deliveries/"+d+"/"+sc.right, sc.key, object{}, nil)
 		ts.settle(clock, ep.id)
 
-		ts.must(201, "POST", ep.path+"/test", acme.key, nil, nil)
-		ts.wantError(400, "unknown_field", "POST", ep.path+"/test", acme.key, object{"type": "ping"})
-		ts.wantError(404, "not_found", "POST", sc.parent+"/webhook_endpoints/"+other+"/test", acme.key, nil)
+		ts.must(201, "POST", ep.path+"/test", sc.key, nil, nil)
+		ts.wantError(400, "unknown_field", "POST", ep.path+"/test", sc.key, object{"type": "ping"})
+		ts.wantError(404, "not_found", "POST", sc.parent+"/webhook_endpoints/"+other+"/test", sc.key, nil)
 		ts.wantError(401, "unauthorized", "POST", ep.path+"/test", "", nil)
-		ts.wantError(413, "request_too_large", "POST", ep.path+"/test", acme.key, big)
+		ts.wantError(413, "request_too_large", "POST", ep.path+"/test", sc.key, big)
 		ts.settle(clock, ep.id)
 
-		ts.must(200, "POST", ep.path+"/recover", acme.key, object{"since": 0}, nil)
-		ts.must(200, "POST", ep.path+"/recover", acme.key, object{"since": 0, "until": clock.Now().Unix()}, nil)
-		ts.wantError(400, "invalid_request", "POST", ep.path+"/recover", acme.key, object{"until": 10})
-		ts.wantError(400, "unknown_field", "POST", ep.path+"/recover", acme.key, object{"since": 0, "status": "failed"})
-		ts.wantError(404, "not_found", "POST", sc.parent+"/webhook_endpoints/"+other+"/recover", acme.key, object{"since": 0})
+		ts.must(200, "POST", ep.path+"/recover", sc.key, object{"since": 0}, nil)
+		ts.must(200, "POST", ep.path+"/recover", sc.key, object{"since": 0, "until": clock.Now().Unix()}, nil)
+		ts.wantError(400, "invalid_request", "POST", ep.path+"/recover", sc.key, object{"until": 10})
+		ts.wantError(400, "unknown_field", "POST", ep.path+"/recover", sc.key, object{"since": 0, "status": "failed"})
+		ts.wantError(404, "not_found", "POST", sc.parent+"/webhook_endpoints/"+other+"/recover", sc.key, object{"since": 0})
 		ts.wantError(401, "unauthorized", "POST", ep.path+"/recover", "", object{"since": 0})
-		ts.wantError(413, "request_too_large", "POST", ep.path+"/recover", acme.key, big)
-		ts.wantError(405, "method_not_allowed", "GET", ep.path+"/recover", acme.key, nil)
+		ts.wantError(413, "request_too_large", "POST", ep.path+"/recover", sc.key, big)
+		ts.wantError(405, "method_not_allowed", "GET", ep.path+"/recover", sc.key, nil)
 		ts.settle(clock, ep.id)
 
 		// 409: a delivered delivery; then a disabled endpoint.
-		delivered := ts.deliveries(sc.ok, acme.key)[0]
+		delivered := ts.deliveries(sc.ok, sc.key)[0]
 		if delivered["status"] != "delivered" {
 			t.Fatalf("%s: got %v, want a delivered delivery", sc.name, delivered)
 		}
-		ts.wantError(409, "delivery_not_resendable", "POST", sc.ok.path+"/deliveries/"+delivered["id"].(string)+"/"+sc.right, acme.key, nil)
-		ts.must(200, "PATCH", ep.path, acme.key, object{"status": "disabled"}, nil)
-		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/deliveries/"+d+"/"+sc.right, acme.key, nil)
-		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/test", acme.key, nil)
-		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/recover", acme.key, object{"since": 0})
-		ts.must(200, "PATCH", ep.path, acme.key, object{"status": "enabled"}, nil)
+		ts.wantError(409, "delivery_not_resendable", "POST", sc.ok.path+"/deliveries/"+delivered["id"].(string)+"/"+sc.right, sc.key, nil)
+		ts.must(200, "PATCH", ep.path, sc.key, object{"status": "disabled"}, nil)
+		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/deliveries/"+d+"/"+sc.right, sc.key, nil)
+		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/test", sc.key, nil)
+		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/recover", sc.key, object{"since": 0})
+		ts.must(200, "PATCH", ep.path, sc.key, object{"status": "enabled"}, nil)
 	}
 
 	// Audit log.
@@ -517,9 +523,18 @@ func TestContract(t *testing.T) {
 	// Deleting, last: the endpoint's routes answer 404.
 	for _, sc := range scopes {
 		ep := sc.ep
-		ts.must(204, "DELETE", ep.path, acme.key, nil, nil)
-		ts.wantError(404, "not_found", "DELETE", ep.path, acme.key, nil)
+		ts.must(204, "DELETE", ep.path, sc.key, nil, nil)
+		ts.wantError(404, "not_found", "DELETE", ep.path, sc.key, nil)
 		ts.wantError(401, "unauthorized", "DELETE", ep.path, "", nil)
+	}
+	// The platform endpoints are the admin key's alone.
+	pe := scopes[2].ok
+	for _, call := range [][2]string{{"POST", "/v1/webhook_endpoints"}, {"GET", "/v1/webhook_endpoints"}, {"GET", pe.path},
+		{"PATCH", pe.path}, {"DELETE", pe.path}, {"GET", pe.path + "/secret"}, {"POST", pe.path + "/rotate_secret"},
+		{"POST", pe.path + "/test"}, {"POST", pe.path + "/recover"}, {"GET", pe.path + "/deliveries"},
+		{"GET", pe.path + "/deliveries/" + webhookID()}, {"POST", pe.path + "/deliveries/" + webhookID() + "/retry"},
+		{"POST", pe.path + "/deliveries/" + webhookID() + "/replay"}} {
+		ts.wantError(403, "forbidden", call[0], call[1], acme.key, nil)
 	}
 	ts.wantError(404, "not_found", "GET", "/v1/nothing", acme.key, nil)
 	ts.wantError(404, "not_found", "GET", "/v1/accounts/"+acme.accountID+"/invoices", acme.key, nil)

@@ -171,7 +171,7 @@ func (ts *testService) idle() {
 		if !quiet {
 			ts.svc.Engine.Wake()
 		}
-		return quiet && len(ts.recorded) >= recordedBefore+claimed
+		return quiet && len(ts.recorded) >= recordedBefore+claimed && !ts.svc.Engine.Observing()
 	})
 }
 

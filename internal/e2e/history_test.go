@@ -233,7 +233,7 @@ func TestDeliveryHistory(t *testing.T) {
 	s.setRespond(func(_ int, w http.ResponseWriter, r *http.Request) {
 		switch r.Header.Get("Factuarea-Event-Type") {
 		case "invoice.paid":
-			w.WriteHeader(http.StatusGone)
+			w.WriteHeader(http.StatusUnprocessableEntity)
 			fmt.Fprint(w, "gone")
 		case "invoice.sent":
 			if clock.Now().Equal(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)) {
@@ -275,8 +275,8 @@ func TestDeliveryHistory(t *testing.T) {
 	if sent["status"] != "delivered" || sent["attempt_count"] != 2.0 || sent["last_response_status"] != 200.0 || sent["reason"] != nil || sent["next_attempt_at"] != nil {
 		t.Errorf("invoice.sent delivery: got %v, want delivered after 2 attempts", sent)
 	}
-	if paid["status"] != "failed_permanently" || paid["reason"] != "non_retryable_status" || paid["last_response_status"] != 410.0 {
-		t.Errorf("invoice.paid delivery: got %v, want failed_permanently non_retryable_status 410", paid)
+	if paid["status"] != "failed_permanently" || paid["reason"] != "non_retryable_status" || paid["last_response_status"] != 422.0 {
+		t.Errorf("invoice.paid delivery: got %v, want failed_permanently non_retryable_status 422", paid)
 	}
 	if paid["event_type"] != "invoice.paid" || paid["replay_of"] != nil {
 		t.Errorf("invoice.paid delivery: got %v", paid)

@@ -135,7 +135,7 @@ func TestInput_Overflow(t *testing.T) {
 	ts := startService(t, "")
 	acme := ts.newAccount("Acme", "", "B12345674")
 	s := newSink(t)
-	s.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) })
+	s.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) })
 	ep := ts.newEndpoint("/v1/accounts/"+acme.accountID, acme.key, object{"url": s.URL, "enabled_events": []string{"*"}})
 	ts.registerEvent(object{"type": "invoice.sent", "company_id": acme.companyID, "data": object{"object": object{"object": "invoice"}}})
 	ts.waitFor("the delivery to fail permanently", 5*time.Second, func() bool {

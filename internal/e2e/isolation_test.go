@@ -303,7 +303,7 @@ func (ts *testService) newManagedTenant(name, provisionedBy, nif string) *tenant
 	t := ts.t
 	t.Helper()
 	tn := &tenant{fixture: ts.newAccount(name, provisionedBy, nif), sink: newSink(t)}
-	tn.sink.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) })
+	tn.sink.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) })
 	var spare, revoked object
 	ts.must(201, "POST", "/v1/accounts/"+tn.accountID+"/api_keys", adminKey, nil, &spare)
 	ts.must(201, "POST", "/v1/accounts/"+tn.accountID+"/api_keys", adminKey, nil, &revoked)
@@ -332,6 +332,8 @@ func (ts *testService) newManagedTenant(name, provisionedBy, nif string) *tenant
 		"company_delivery": tn.companyDelivery, "account_delivery": tn.accountDelivery,
 		"url": tn.sink.URL, "nif": nifs(),
 	}
+	// The operational events its failures call for are registered too.
+	ts.idle()
 	return tn
 }
 

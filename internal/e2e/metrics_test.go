@@ -13,7 +13,7 @@ func TestMetrics(t *testing.T) {
 	ts := startService(t, "")
 	acme := ts.newAccount("Acme", "", "B12345674")
 	ok, gone := newSink(t), newSink(t)
-	gone.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) })
+	gone.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusUnprocessableEntity) })
 	ts.newEndpoint("/v1/companies/"+acme.companyID, acme.key, object{"url": ok.URL, "enabled_events": []string{"invoice.*"}})
 	ts.newEndpoint("/v1/accounts/"+acme.accountID, acme.key, object{"url": gone.URL, "enabled_events": []string{"invoice.*"}})
 	ts.registerEvent(object{"type": "invoice.sent", "company_id": acme.companyID, "data": object{"object": invoice}})

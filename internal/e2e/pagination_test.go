@@ -30,10 +30,10 @@ func newPaginationFixture(t *testing.T) *paginationFixture {
 	ts := startService(t, "")
 	f := &paginationFixture{ts: ts, acme: ts.newAccount("Acme", "", "B12345674")}
 	s := newSink(t)
-	// invoice.rejected gets a 410: failed_permanently at once.
+	// invoice.rejected gets a 422: failed_permanently at once.
 	s.setRespond(func(_ int, w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Factuarea-Event-Type") == "invoice.rejected" {
-			w.WriteHeader(http.StatusGone)
+			w.WriteHeader(http.StatusUnprocessableEntity)
 		}
 	})
 	companyParent, accountParent := "/v1/companies/"+f.acme.companyID, "/v1/accounts/"+f.acme.accountID

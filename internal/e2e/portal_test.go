@@ -171,7 +171,7 @@ func TestPortal_Browser(t *testing.T) {
 	b := ts.newAccount("Another Account", "", storetest.NewNIF())
 
 	// The receiver fails until fixed: 500 on the company endpoint (retried
-	// on the schedule), 410 on the account endpoint (not retried).
+	// on the schedule), 422 on the account endpoint (not retried).
 	var fixed atomic.Bool
 	sk := newSink(t)
 	sk.setRespond(func(n int, w http.ResponseWriter, r *http.Request) {
@@ -182,7 +182,7 @@ func TestPortal_Browser(t *testing.T) {
 			w.WriteHeader(500)
 			io.WriteString(w, `{"error":"database unavailable"}`)
 		default:
-			w.WriteHeader(410)
+			w.WriteHeader(422)
 			io.WriteString(w, `gone`)
 		}
 	})
@@ -333,13 +333,13 @@ func TestPortal_Browser(t *testing.T) {
 		t.Errorf("delivered page does not explain what 2xx means:\n%s", text)
 	}
 
-	// The account endpoint's 410 ended its delivery; Retry sends the same
+	// The account endpoint's 422 ended its delivery; Retry sends the same
 	// delivery again and its second attempt appears.
 	acctPath := "/portal/endpoints/" + acctEP.id
 	browse(t, ctx, chromedp.Navigate(ts.url+acctPath))
-	if text := mainText(t, ctx); !strings.Contains(text, "410") || !strings.Contains(text, "Failed permanently") ||
+	if text := mainText(t, ctx); !strings.Contains(text, "422") || !strings.Contains(text, "Failed permanently") ||
 		!strings.Contains(text, "No more automatic attempts: retry or recover by hand") {
-		t.Errorf("account endpoint page: want 410, failed permanently, what next:\n%s", text)
+		t.Errorf("account endpoint page: want 422, failed permanently, what next:\n%s", text)
 	}
 	load(t, ctx, chromedp.Click(chromedp.CSS(`table.list th.ev a`)))
 	retried := strings.TrimPrefix(read(t, ctx, chromedp.Location()), ts.url)

@@ -69,13 +69,13 @@ func TestRetry(t *testing.T) {
 	clock, opt := stepClock(time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC))
 	ts := startService(t, "", opt)
 	acme := ts.newAccount("Acme", "", "B12345674")
-	s, status := statusSink(t, 410)
+	s, status := statusSink(t, 422)
 	ep := ts.newEndpoint("/v1/accounts/"+acme.accountID, acme.key, object{"url": s.URL, "enabled_events": []string{"invoice.*"}})
 	ev := ts.registerEvent(eventIn(acme.companyID, "invoice.sent"))
 	ts.settle(clock, ep.id)
 	ds := ts.deliveries(ep, acme.key)
 	if len(ds) != 1 || ds[0]["status"] != "failed_permanently" || ds[0]["reason"] != "non_retryable_status" {
-		t.Fatalf("after a 410: got %v, want one failed_permanently delivery", ds)
+		t.Fatalf("after a 422: got %v, want one failed_permanently delivery", ds)
 	}
 	id := ds[0]["id"].(string)
 

@@ -52,7 +52,9 @@ func (s *Server) Handler() http.Handler {
 	s.registerAccountRoutes(mux)
 	s.registerCompanyRoutes(mux)
 	s.registerEventRoutes(mux)
-	for _, parent := range []string{"/v1/companies/{company}", "/v1/accounts/{account}"} {
+	// "/v1" holds the platform endpoints (admin key only), which receive
+	// the operational events.
+	for _, parent := range []string{"/v1/companies/{company}", "/v1/accounts/{account}", "/v1"} {
 		s.registerEndpointRoutes(mux, parent)
 		s.registerDeliveryRoutes(mux, parent)
 	}

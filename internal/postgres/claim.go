@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -129,6 +130,7 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 		cands = nil
 		if !more {
 			b.Queue(`COMMIT`)
+			queueHealth(&b, r.Records)
 		}
 		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 			return nil, err
@@ -272,6 +274,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 	queueEngineSettings(&b)
 	queueRecords(&b, records)
 	b.Queue(`COMMIT`)
+	queueHealth(&b, records)
 	return txError(s.pipelined(ctx, func(conn *pgx.Conn) error {
 		return conn.SendBatch(ctx, &b).Close()
 	}))
@@ -360,6 +363,56 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			FROM m JOIN u ON u.id = m.delivery_id
 			ON CONFLICT DO NOTHING`,
 		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual, overrides)
+}
+
+// queueHealth queues in b, after the transaction that records records,
+// the statement that applies them to their endpoints' streaks of failures
+// and gives each endpoint's last record its Health (SPEC 14). It is a
+// transaction of its own: it locks endpoint rows, which a change to an
+// endpoint locks before its deliveries, the reverse of the record's order.
+// Only the endpoints that fail or were failing are locked and written; a
+// healthy endpoint's 2xx changes nothing. (A record whose claim lapsed
+// counts too: its attempt reached the endpoint.)
+func queueHealth(b *pgx.Batch, records []*webhooks.AttemptRecord) {
+	valid := slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.EndpointID) })
+	steps := webhooks.StreakSteps(valid)
+	if len(steps) == 0 {
+		return
+	}
+	n := len(steps)
+	ids, reset, ended, trailing, since := make([]string, n), make([]bool, n), make([]int32, n), make([]int32, n), make([]*time.Time, n)
+	byID := make(map[string]webhooks.StreakStep, n)
+	for i, st := range steps {
+		ids[i], reset[i], ended[i], trailing[i], since[i] = st.EndpointID, st.Reset, int32(st.Ended), int32(st.Trailing), timePtr(st.TrailingSince)
+		byID[st.EndpointID] = st
+	}
+	b.Queue(`WITH s AS (
+			SELECT * FROM unnest($1::uuid[], $2::bool[], $3::int[], $4::int[], $5::timestamptz[]) AS s(id, is_reset, ended, tail, since)
+		), old AS (
+			SELECT e.id, e.failure_streak, e.failing_since FROM endpoints e JOIN s ON s.id = e.id
+			WHERE e.failure_streak > 0 OR s.tail > 0
+			ORDER BY e.id FOR UPDATE OF e
+		)
+		UPDATE endpoints e SET
+			failure_streak = CASE WHEN s.is_reset THEN s.tail ELSE old.failure_streak + s.tail END,
+			failing_since = CASE WHEN s.is_reset THEN s.since
+				WHEN old.failure_streak = 0 THEN s.since ELSE coalesce(old.failing_since, s.since) END
+		FROM s, old WHERE e.id = s.id AND old.id = s.id
+		RETURNING e.id, old.failure_streak, old.failing_since`,
+		uuids(ids), reset, ended, trailing, since).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id string
+			var old int
+			var oldSince pgtype.Timestamptz
+			if err := rows.Scan(&id, &old, &oldSince); err != nil {
+				return err
+			}
+			st := byID[id]
+			h := st.Apply(old, fromTS(oldSince))
+			valid[st.Last].Health = &h
+		}
+		return rows.Err()
+	})
 }
 
 // validText makes s storable as text: an attempt's error may quote what a

@@ -14,12 +14,12 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated`
+	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated, schedule_factor`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
@@ -33,7 +33,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated}
+		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
@@ -86,13 +86,14 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([
 		next, created, updated                  = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		manual                                  = make([]bool, n)
 		bodies                                  = make([][]byte, n)
+		factors                                 = make([]int32, n)
 	)
 	for i, d := range ds {
 		ids[i], endpoints[i], events[i], types[i], statuses[i] = d.ID, d.EndpointID, d.EventID, d.EventType, d.Status
 		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), d.ReplayOf, textPtr(d.Reason)
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
-		manual[i], bodies[i] = d.Manual, d.Body
+		manual[i], bodies[i], factors[i] = d.Manual, d.Body, int32(max(d.ScheduleFactor, 1))
 	}
 	var inserted []string
 	leased := map[string]bool{}
@@ -106,7 +107,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([
 	b.Queue(`WITH ins AS (
 			INSERT INTO deliveries (`+deliveryCols+`)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
-				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[])
+				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $22::int[])
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at
 		), held AS (
@@ -127,7 +128,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([
 		)
 		SELECT i.id, coalesce(q.leased, false) FROM ins i LEFT JOIN queued q ON q.delivery_id = i.id`,
 		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
-		uuids(o.ids), o.until, o.cap, ts(o.now), o.tokens, uuids(o.distinct())).
+		uuids(o.ids), o.until, o.cap, ts(o.now), o.tokens, uuids(o.distinct()), factors).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			var l bool

@@ -16,13 +16,13 @@ const eventCols = `id, type, api_version, livemode, test, correlation_id, accoun
 
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
-	var corr, company pgtype.Text
+	var corr, account, company pgtype.Text
 	var object []byte
 	var created pgtype.Timestamptz
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &e.Livemode, &e.Test, &corr, &e.AccountID, &company, &object, &created); err != nil {
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &e.Livemode, &e.Test, &corr, &account, &company, &object, &created); err != nil {
 		return nil, err
 	}
-	e.CorrelationID, e.CompanyID = corr.String, company.String
+	e.CorrelationID, e.CompanyID, e.AccountID = corr.String, company.String, account.String
 	e.Object, e.Created = object, fromTS(created)
 	return &e, nil
 }

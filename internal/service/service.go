@@ -62,6 +62,10 @@ type Config struct {
 	// delivery over; it must exceed AttemptTimeout. Defaults to
 	// AttemptTimeout plus 30 s.
 	Lease time.Duration
+	// DisableAfter is how long every attempt to an endpoint must have
+	// failed before it is disabled (SPEC 14). Zero takes
+	// webhooks.DefaultDisableAfter; a negative value never disables.
+	DisableAfter time.Duration
 	// Retention is how long events, deliveries and attempts are kept.
 	// Defaults to 90 days.
 	Retention time.Duration
@@ -191,6 +195,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Metrics:        s.Metrics,
 		Recorded:       cfg.Recorded,
 		Looked:         cfg.Looked,
+		// The App, made below, acts on the engine's observations.
+		Observe: func(ctx context.Context, records []*webhooks.AttemptRecord) { s.App.ObserveAttempts(ctx, records) },
 	})
 	store.SetEngine(s.Engine)
 	cfg.PublicURL = cmp.Or(cfg.PublicURL, DefaultPublicURL)
@@ -203,6 +209,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP, AdminKey: cfg.AdminKey,
 		Sessions: sessions, PublicURL: cfg.PublicURL,
 		Wake: s.Engine.Wake, Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
+		DisableAfter: disableAfter(cfg.DisableAfter),
 	})
 	portalHandler, err := portal.New(portal.Config{
 		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Now: cfg.Now, Logger: cfg.Logger,
@@ -333,4 +340,16 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 // Close closes the store.
 func (s *Service) Close() error {
 	return s.Store.Close()
+}
+
+// disableAfter resolves Config.DisableAfter for the App, where zero never
+// disables.
+func disableAfter(d time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return webhooks.DefaultDisableAfter
+	case d < 0:
+		return 0
+	}
+	return d
 }

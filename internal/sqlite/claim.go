@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -282,6 +283,7 @@ func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptR
 // recordAttempts stores records in tx: each attempt and its delivery's
 // new state, if the delivery still holds the record's claim.
 func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRecord) error {
+	recorded := make([]*webhooks.AttemptRecord, 0, len(records))
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
 		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
@@ -296,6 +298,38 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 			nullInt(a.ResponseStatus), []byte(a.ResponseBody), nullString(a.Error), boolInt(a.Manual)); err != nil {
 			return err
 		}
+		recorded = append(recorded, r)
+	}
+	return recordHealth(ctx, tx, recorded)
+}
+
+// Each endpoint's streak of failures, read and written in the write
+// transaction that records its attempts. A healthy endpoint's 2xx reads
+// one row and writes nothing.
+const (
+	qStreak       = `SELECT failure_streak, failing_since FROM endpoints WHERE id = ?`
+	qUpdateStreak = `UPDATE endpoints SET failure_streak = ?, failing_since = ? WHERE id = ?`
+)
+
+// recordHealth applies the recorded attempts to their endpoints' streaks
+// and gives each endpoint's last record its Health (SPEC 14).
+func recordHealth(ctx context.Context, tx *txn, recorded []*webhooks.AttemptRecord) error {
+	for _, step := range webhooks.StreakSteps(recorded) {
+		var old int
+		var since sql.NullInt64
+		err := tx.QueryRowContext(ctx, qStreak, step.EndpointID).Scan(&old, &since)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		h := step.Apply(old, fromMS(since))
+		if h.After != old || !h.FailingSince.Equal(fromMS(since)) {
+			if _, err := tx.ExecContext(ctx, qUpdateStreak, h.After, ms(h.FailingSince), step.EndpointID); err != nil {
+				return err
+			}
+		}
+		recorded[step.Last].Health = &h
 	}
 	return nil
 }

@@ -11,12 +11,12 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL, created, updated`
+	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
@@ -31,7 +31,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated}
+		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
@@ -54,7 +54,7 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 // would make SQLite write a statement journal, as much work as the insert.
 const (
 	insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked, lease_token, lease_expires)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 	// Whether an endpoint has a queue of parked deliveries.
 	qQueued = `SELECT EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1)`
@@ -102,7 +102,7 @@ func joinsQueue(ctx context.Context, tx *txn, d *webhooks.Delivery) (bool, error
 func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, parked bool, token string, until time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated),
+		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
 		boolInt(parked), nullString(token), ms(until))
 	if err != nil {
 		return false, err

@@ -14,13 +14,14 @@ const eventCols = `id, type, api_version, livemode, test, correlation_id, accoun
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
 	var livemode, test int
-	var corr, company sql.NullString
+	var corr, account, company sql.NullString
 	var object string
 	var created sql.NullInt64
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &e.AccountID, &company, &object, &created); err != nil {
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &account, &company, &object, &created); err != nil {
 		return nil, err
 	}
 	e.Livemode, e.Test, e.CorrelationID, e.CompanyID = livemode == 1, test == 1, corr.String, company.String
+	e.AccountID = account.String
 	e.Object, e.Created = []byte(object), fromMS(created)
 	return &e, nil
 }
@@ -239,7 +240,7 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		ev.AccountID, nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()))
+		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()))
 	return err
 }
 

@@ -21,8 +21,10 @@ CREATE INDEX endpoints_platform ON endpoints (created, id) WHERE scope = 'platfo
 
 -- Operational events (SPEC 14) belong to the platform: they are stored
 -- like any event, under the account they are about, but never listed in
--- that account's event log.
+-- that account's event log. A platform endpoint's test event belongs to no
+-- account.
 ALTER TABLE events ADD COLUMN operational boolean NOT NULL DEFAULT false;
+ALTER TABLE events ALTER COLUMN account_id DROP NOT NULL;
 DROP INDEX events_account;
 DROP INDEX events_account_type;
 CREATE INDEX events_account ON events (account_id, created, id) WHERE NOT test AND NOT operational;

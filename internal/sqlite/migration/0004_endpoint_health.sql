@@ -58,12 +58,30 @@ CREATE TRIGGER endpoints_routing_delete AFTER DELETE ON endpoints BEGIN UPDATE r
 
 -- Operational events (SPEC 14) belong to the platform: they are stored
 -- like any event, under the account they are about, but never listed in
--- that account's event log.
-ALTER TABLE events ADD COLUMN operational INTEGER NOT NULL DEFAULT 0;
-DROP INDEX events_account;
-DROP INDEX events_account_type;
+-- that account's event log. A platform endpoint's test event belongs to no
+-- account, so account_id may be NULL now (the table is rebuilt for it).
+CREATE TABLE events_new (
+  id             TEXT PRIMARY KEY,
+  type           TEXT NOT NULL,
+  api_version    TEXT NOT NULL,
+  livemode       INTEGER NOT NULL,
+  test           INTEGER NOT NULL,
+  correlation_id TEXT,
+  account_id     TEXT REFERENCES accounts (id),
+  company_id     TEXT REFERENCES companies (id),
+  object         TEXT NOT NULL, -- data.object, compact JSON
+  created        INTEGER NOT NULL,
+  operational    INTEGER NOT NULL DEFAULT 0
+);
+INSERT INTO events_new (id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created)
+  SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created FROM events;
+DROP TABLE events;
+ALTER TABLE events_new RENAME TO events;
+CREATE INDEX events_company ON events (company_id, created, id) WHERE test = 0;
 CREATE INDEX events_account ON events (account_id, created, id) WHERE test = 0 AND operational = 0;
+CREATE INDEX events_company_type ON events (company_id, type, created, id) WHERE test = 0;
 CREATE INDEX events_account_type ON events (account_id, type, created, id) WHERE test = 0 AND operational = 0;
+CREATE INDEX events_created ON events (created);
 
 -- An outage rehearsal's delivery (SPEC 17) follows the retry schedule with
 -- every wait divided by this factor; 1 for every other delivery.

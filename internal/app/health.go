@@ -1,0 +1,177 @@
+package app
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// systemActor is the service itself, as the actor of what the engine does
+// to an endpoint: disable one that is dead.
+var systemActor = webhooks.Actor{Type: webhooks.ActorSystem}
+
+// ObserveAttempts acts on the stored attempt records the engine finds
+// noteworthy (SPEC 14): it registers the operational events they call for
+// (webhook_endpoint.failing once per episode, .recovered at the 2xx that
+// ends one, webhook_delivery.exhausted per delivery that ended
+// failed_permanently) and disables an endpoint that answered 410 Gone, or
+// whose every attempt has failed for Config.DisableAfter. Operational
+// events about a platform endpoint are not sent (they would go to the
+// platform endpoints, maybe to the failing one itself); a dead one is
+// still disabled. Errors are logged: the next failed attempt decides
+// again.
+func (a *App) ObserveAttempts(ctx context.Context, records []*webhooks.AttemptRecord) {
+	for _, r := range records {
+		if err := a.observe(ctx, r); err != nil {
+			a.cfg.Logger.Error("endpoint health: acting on an attempt failed", "endpoint_id", r.EndpointID,
+				"delivery_id", r.Attempt.DeliveryID, "err", err)
+		}
+	}
+}
+
+func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
+	ep, err := a.cfg.Store.FindEndpoint(ctx, r.EndpointID)
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+		return nil // deleted since
+	} else if err != nil {
+		return err
+	}
+	account, err := a.endpointAccount(ctx, ep)
+	if err != nil {
+		return err
+	}
+	now := a.cfg.Now()
+	notify := ep.Scope != webhooks.ScopePlatform
+	last := webhooks.NewOperationalTry(r.Attempt)
+	var events []*webhooks.Event
+	emit := func(typ string, about webhooks.Endpoint, obj webhooks.OperationalObject) error {
+		if !notify {
+			return nil
+		}
+		ev, err := webhooks.NewOperationalEvent(typ, &about, account, obj, now)
+		if err == nil {
+			events = append(events, ev)
+		}
+		return err
+	}
+	if h := r.Health; h != nil {
+		if h.Recovered() {
+			about := *ep
+			about.FailureStreak, about.FailingSince = h.Ended, h.EndedSince
+			if err := emit(webhooks.EventEndpointRecovered, about, webhooks.OperationalObject{LastAttempt: last}); err != nil {
+				return err
+			}
+		}
+		if h.StartedFailing() {
+			about := *ep
+			about.FailureStreak, about.FailingSince = max(h.After, h.Ended), h.FailingSince
+			if h.After < webhooks.FailingAfter {
+				about.FailureStreak, about.FailingSince = h.Ended, h.EndedSince
+			}
+			if err := emit(webhooks.EventEndpointFailing, about, webhooks.OperationalObject{LastAttempt: last}); err != nil {
+				return err
+			}
+		}
+	}
+	if r.Transition.Status == webhooks.DeliveryFailedPermanently && notify {
+		d, err := a.cfg.Store.FindDelivery(ctx, r.Attempt.DeliveryID)
+		if err != nil {
+			return err
+		}
+		target := &webhooks.OperationalTarget{ID: d.ID, EventID: d.EventID, EventType: d.EventType, AttemptCount: d.AttemptCount}
+		if d.Reason != "" {
+			target.Reason = &d.Reason
+		}
+		if d.LastResponseStatus != 0 {
+			target.LastResponseStatus = &d.LastResponseStatus
+		}
+		if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
+			return err
+		}
+	}
+	reason := ""
+	switch {
+	case r.Attempt.ResponseStatus == http.StatusGone:
+		reason = webhooks.DisabledGone
+	case r.Health != nil && r.Health.FailingFor(a.cfg.DisableAfter, now):
+		reason = webhooks.DisabledFailing
+	}
+	if reason != "" && ep.Enabled() {
+		disabled, err := a.disable(ctx, ep, account, Caller{Actor: systemActor}, reason, now)
+		if err != nil {
+			return err
+		}
+		if disabled != nil {
+			if err := emit(webhooks.EventEndpointDisabled, *disabled, webhooks.OperationalObject{
+				Actor: webhooks.NewOperationalActor(systemActor), LastAttempt: last}); err != nil {
+				return err
+			}
+		}
+	}
+	return a.registerOperational(ctx, events)
+}
+
+// endpointAccount returns the account an endpoint's changes are audited
+// under: its own, its company's, or none for a platform endpoint.
+func (a *App) endpointAccount(ctx context.Context, ep *webhooks.Endpoint) (string, error) {
+	switch ep.Scope {
+	case webhooks.ScopeAccount:
+		return ep.AccountID, nil
+	case webhooks.ScopeCompany:
+		co, err := a.cfg.Store.FindCompany(ctx, ep.CompanyID)
+		if err != nil {
+			return "", err
+		}
+		return co.AccountID, nil
+	}
+	return "", nil
+}
+
+// disable disables an enabled endpoint on the engine's behalf, as a
+// customer's PATCH would (its pending deliveries end failed, nothing is
+// lost), with the reason and the moment, audited as the system's. It
+// returns the endpoint disabled, or nil if it was not enabled any more.
+func (a *App) disable(ctx context.Context, ep *webhooks.Endpoint, account string, c Caller, reason string, now time.Time) (*webhooks.Endpoint, error) {
+	var out *webhooks.Endpoint
+	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		if err := tx.LockRoutes(ctx, routesOwner(ep)); err != nil {
+			return err
+		}
+		cur, err := tx.LockEndpoint(ctx, ep.ID)
+		if err != nil || !cur.Enabled() {
+			return err
+		}
+		e := *cur
+		e.Status, e.DisabledAt, e.DisabledReason, e.Updated = webhooks.EndpointDisabled, now, reason, now
+		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
+			return err
+		}
+		if err := tx.EndPending(ctx, e.ID, webhooks.ReasonEndpointDisabled, now); err != nil {
+			return err
+		}
+		out = &e
+		return insertAudit(ctx, tx, c.audit(account, webhooks.AuditEndpointDisabled, webhooks.TargetEndpoint, e.ID, now))
+	})
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+		return nil, nil
+	}
+	if out != nil {
+		a.cfg.Logger.Warn("endpoint health: endpoint disabled", "endpoint_id", ep.ID, "reason", reason,
+			"failing_since", out.FailingSince, "consecutive_failures", out.FailureStreak)
+	}
+	return out, err
+}
+
+// registerOperational registers operational events, each routed to the
+// platform endpoints like any event (signed, retried, in the history).
+func (a *App) registerOperational(ctx context.Context, events []*webhooks.Event) error {
+	for _, ev := range events {
+		// Not counted by Registered: that counts the producer's events.
+		if _, _, _, err := a.cfg.Store.RegisterEvent(ctx, ev, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

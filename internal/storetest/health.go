@@ -1,0 +1,95 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// testHealth checks that recording attempts keeps each endpoint's streak
+// of failures (SPEC 14): a failure lengthens it and starts failing_since, a
+// 2xx ends it, and each endpoint's last record in a batch carries what the
+// batch did, so that the engine can tell the operational events to send.
+// Through RecordAttempts and through ClaimDeliveries, which records too.
+func testHealth(t *testing.T, open func(t *testing.T) Store) {
+	group(t, "Health", func(t *testing.T) {
+		for _, via := range []string{"RecordAttempts", "ClaimDeliveries"} {
+			t.Run(via, func(t *testing.T) {
+				s := setup(t, open)
+				q := newQueue(s)
+				e, other := q.endpoint(t), q.endpoint(t)
+				record := func(now time.Time, statuses map[*webhooks.Endpoint][]int) []*webhooks.AttemptRecord {
+					t.Helper()
+					var records []*webhooks.AttemptRecord
+					for ep, list := range statuses {
+						for range list {
+							q.add(t, ep, now)
+						}
+					}
+					claims := q.claim(t, webhooks.ClaimRequest{Now: now, Limit: 100})
+					next := map[string]int{}
+					for _, c := range claims {
+						list := statuses[map[string]*webhooks.Endpoint{e.ID: e, other.ID: other}[c.Endpoint.ID]]
+						status := list[next[c.Endpoint.ID]]
+						next[c.Endpoint.ID]++
+						tr := delivered
+						if status < 200 || status > 299 {
+							tr = failedPermanently // so that no retry comes back in a later claim
+						}
+						records = append(records, NewRecord(c, now, status, tr))
+					}
+					var err error
+					if via == "RecordAttempts" {
+						err = s.RecordAttempts(t.Context(), records)
+					} else {
+						_, err = s.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Records: records})
+					}
+					if err != nil {
+						t.Fatalf("%s: %v", via, err)
+					}
+					return records
+				}
+				last := func(records []*webhooks.AttemptRecord, ep *webhooks.Endpoint) *webhooks.Health {
+					var h *webhooks.Health
+					for _, r := range records {
+						if r.EndpointID == ep.ID && r.Health != nil {
+							h = r.Health
+						}
+					}
+					return h
+				}
+				check := func(what string, ep *webhooks.Endpoint, streak int, since time.Time) {
+					t.Helper()
+					got := MustFindEndpoint(t, s, ep.ID)
+					if got.FailureStreak != streak || !got.FailingSince.Equal(since) {
+						t.Errorf("%s: streak %d since %v, want %d since %v", what, got.FailureStreak, got.FailingSince, streak, since)
+					}
+				}
+
+				// Three failures, then one more: failing at the 4th.
+				r := record(at(time.Minute), map[*webhooks.Endpoint][]int{e: {500, 503, 0}, other: {200}})
+				check("after 3 failures", e, 3, at(time.Minute))
+				check("a healthy endpoint", other, 0, time.Time{})
+				if h := last(r, e); h == nil || h.Before != 0 || h.After != 3 || h.StartedFailing() {
+					t.Errorf("after 3 failures: health %+v", h)
+				}
+				r = record(at(time.Hour), map[*webhooks.Endpoint][]int{e: {500}})
+				check("after 4 failures", e, 4, at(time.Minute))
+				if h := last(r, e); h == nil || !h.StartedFailing() || !h.FailingSince.Equal(at(time.Minute)) {
+					t.Errorf("the 4th failure: health %+v, want failing since the first", h)
+				}
+				r = record(at(2*time.Hour), map[*webhooks.Endpoint][]int{e: {500}})
+				if h := last(r, e); h == nil || h.StartedFailing() || h.After != 5 {
+					t.Errorf("the 5th failure: health %+v, want no new episode", h)
+				}
+				// A 2xx ends it: recovered, from a streak of 5.
+				r = record(at(3*time.Hour), map[*webhooks.Endpoint][]int{e: {200}})
+				check("after a 2xx", e, 0, time.Time{})
+				if h := last(r, e); h == nil || !h.Recovered() || h.Ended != 5 || !h.EndedSince.Equal(at(time.Minute)) {
+					t.Errorf("the 2xx: health %+v, want recovered from 5 failures since the first", h)
+				}
+			})
+		}
+	})
+}
