@@ -321,6 +321,18 @@ func deliverSigned(h http.Handler, body []byte, sig string) *httptest.ResponseRe
 	return w
 }
 
+// deliverHeaders posts body with the given headers.
+func deliverHeaders(h http.Handler, body []byte, headers map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "/factuarea/webhook", strings.NewReader(string(body)))
+	r.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
 // bodyOf returns the answer's body, trimmed.
 func bodyOf(w *httptest.ResponseRecorder) string {
 	b, _ := io.ReadAll(w.Result().Body)

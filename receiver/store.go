@@ -29,7 +29,8 @@ const ManualResendRetention = 90 * 24 * time.Hour
 //	);
 //	CREATE INDEX processed_webhook_events_received_at ON processed_webhook_events (received_at);
 //
-// Use Handler.CreateTable when the dialect cannot be detected.
+// On MySQL, received_at is DATETIME(6) (see the package documentation). Use
+// Handler.CreateTable when the dialect cannot be detected.
 func CreateTable(ctx context.Context, db *sql.DB) error {
 	d, err := DetectDialect(db)
 	if err != nil {
