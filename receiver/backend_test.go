@@ -1,13 +1,18 @@
 package receiver_test
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/google/uuid"
 	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
@@ -45,6 +51,8 @@ func (b backend) ph(n int) string {
 var backends = []backend{
 	{name: "sqlite", dialect: receiver.SQLite, open: openSQLite},
 	{name: "postgres", dialect: receiver.Postgres, open: openPostgres},
+	{name: "mariadb", dialect: receiver.MySQL, open: openMySQL},
+	{name: "mariadb-options", dialect: receiver.MySQL, open: openMySQLWithOptions},
 }
 
 // forEachBackend runs test as a parallel subtest per backend.
@@ -92,6 +100,104 @@ func openPostgres(tb testing.TB) *sql.DB {
 	db.SetMaxOpenConns(10)
 	tb.Cleanup(func() { db.Close() })
 	return db
+}
+
+// mysqlDefaultDSN is where the tests find MariaDB (or MySQL) unless
+// TEST_MYSQL_DSN says otherwise: the server these machines run, as root
+// without a password.
+const mysqlDefaultDSN = "root@tcp(127.0.0.1:3306)/"
+
+// mysqlStart is the command that starts the machines' MariaDB.
+const mysqlStart = "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
+
+func init() {
+	// TestHandler_CommitFails kills a connection on purpose; the driver
+	// would log each read from it on stderr. Failures still come back as
+	// errors.
+	mysql.SetLogger(log.New(io.Discard, "", 0))
+}
+
+// openMySQL opens a database of its own on the test server, with the
+// driver's defaults, dropped when the test ends.
+func openMySQL(tb testing.TB) *sql.DB {
+	tb.Helper()
+	return openMySQLDatabase(tb, func(*mysql.Config) {})
+}
+
+// openMySQLWithOptions is openMySQL with the DSN options a customer may have
+// set for other reasons, none of which the kit may depend on:
+// CLIENT_FOUND_ROWS (with it, an INSERT … ON DUPLICATE KEY UPDATE that
+// changes nothing reports 1 row, as an insert does), a session time zone
+// and a driver location that are not UTC and differ from each other, and
+// parameters interpolated by the driver instead of sent apart.
+func openMySQLWithOptions(tb testing.TB) *sql.DB {
+	tb.Helper()
+	return openMySQLDatabase(tb, func(c *mysql.Config) {
+		c.ClientFoundRows = true
+		c.InterpolateParams = true
+		c.Loc = time.FixedZone("UTC+9", 9*60*60)
+		c.Params = map[string]string{"time_zone": "'-05:00'"}
+	})
+}
+
+// openMySQLDatabase creates a database with a random name, dropped when the
+// test ends, and opens it with the test DSN changed by adjust. It fails the
+// test when the server is unreachable.
+func openMySQLDatabase(tb testing.TB, adjust func(*mysql.Config)) *sql.DB {
+	tb.Helper()
+	dsn := cmp.Or(os.Getenv("TEST_MYSQL_DSN"), mysqlDefaultDSN)
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		tb.Fatalf("TEST_MYSQL_DSN %q: %v", dsn, err)
+	}
+	admin, err := openMySQLConfig(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		tb.Fatalf("MariaDB is not reachable at %s (set TEST_MYSQL_DSN, or start it with `%s`): %v", cfg.Addr, mysqlStart, err)
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	name := "receiver_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		tb.Fatalf("create database: %v", err)
+	}
+	tb.Cleanup(func() {
+		admin, err := openMySQLConfig(cfg)
+		if err != nil {
+			tb.Error(err)
+			return
+		}
+		defer admin.Close()
+		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
+			tb.Errorf("drop database: %v", err)
+		}
+	})
+	c := cfg.Clone()
+	c.DBName = name
+	adjust(c)
+	db, err := openMySQLConfig(c)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// As for PostgreSQL: other tests share the server.
+	db.SetMaxOpenConns(10)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// openMySQLConfig opens cfg through a connector, which keeps a location
+// that has no name in the zone database.
+func openMySQLConfig(cfg *mysql.Config) (*sql.DB, error) {
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(conn), nil
 }
 
 // clock is a settable clock for Config.Now.
@@ -210,6 +316,18 @@ func deliverSigned(h http.Handler, body []byte, sig string) *httptest.ResponseRe
 		r.Header.Set(signature.HeaderName, sig)
 	}
 	r.Header.Set(receiver.HeaderDeliveryID, fmt.Sprintf("delivery-%p", r))
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+// deliverHeaders posts body with the given headers.
+func deliverHeaders(h http.Handler, body []byte, headers map[string]string) *httptest.ResponseRecorder {
+	r := httptest.NewRequest(http.MethodPost, "/factuarea/webhook", strings.NewReader(string(body)))
+	r.Header.Set("Content-Type", "application/json")
+	for k, v := range headers {
+		r.Header.Set(k, v)
+	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w

@@ -137,6 +137,26 @@ func ExampleVerify() {
 	// receiver: invalid signature: signature: no v1 signature matches the secret
 }
 
+// VerifyStandard checks the Standard Webhooks headers, which an endpoint
+// with standard_webhooks on also receives, with the same secret.
+func ExampleVerifyStandard() {
+	secret := "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+	id := "01a0e783-aae8-7c2d-9f15-2b7d4e6a8c31"
+	body := []byte(`{"id":"` + id + `","type":"ping"}`)
+	sig, err := signature.SignStandard(id, 1790590562, body, secret)
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	fmt.Println(receiver.VerifyStandard(id, "1790590562", sig, body, time.Unix(1790590562, 0), secret))
+	fmt.Println(receiver.VerifyStandard(id, "1790590562", sig, body, time.Unix(1790590562+3600, 0), secret))
+	fmt.Println(receiver.VerifyStandard("", "1790590562", sig, body, time.Unix(1790590562, 0), secret))
+	// Output:
+	// <nil>
+	// receiver: invalid signature: signature: timestamp is outside the tolerance
+	// receiver: invalid signature: signature: header is missing: webhook-id
+}
+
 // Both envelopes parse into one Event: an account endpoint's adds the
 // account, the relationship and the company.
 func ExampleParseEvent() {

@@ -42,6 +42,12 @@ type Config struct {
 	// rotation, list the new and the old one: a delivery is accepted when
 	// any signature matches any secret.
 	Secrets []string
+	// Scheme is the signature scheme to verify. The zero value, SchemeAny,
+	// verifies Factuarea-Signature when the request carries it and the
+	// Standard Webhooks headers otherwise. With SchemeStandard every secret
+	// must be standard base64 after "whsec_" (secrets made since that
+	// format are).
+	Scheme Scheme
 	// Handle processes each new event.
 	Handle HandleFunc
 	// Dialect is the SQL dialect of DB. Zero detects it from the driver (see
@@ -65,6 +71,7 @@ type Config struct {
 type Handler struct {
 	db       *sql.DB
 	secrets  []string
+	scheme   Scheme
 	handle   HandleFunc
 	dialect  Dialect
 	maxBytes int64
@@ -87,6 +94,17 @@ func New(cfg Config) (*Handler, error) {
 	if slices.Contains(cfg.Secrets, "") {
 		return nil, errors.New("receiver: Config.Secrets has an empty secret")
 	}
+	switch cfg.Scheme {
+	case SchemeAny, SchemeFactuarea:
+	case SchemeStandard:
+		for i, s := range cfg.Secrets {
+			if !signature.StandardCompatible(s) {
+				return nil, fmt.Errorf("receiver: Config.Secrets[%d] is not standard base64 after whsec_, so it cannot verify Standard Webhooks signatures; rotate it, or use SchemeFactuarea", i)
+			}
+		}
+	default:
+		return nil, fmt.Errorf("receiver: Config.Scheme %v is not a scheme", cfg.Scheme)
+	}
 	if cfg.MaxBodyBytes < 0 {
 		return nil, errors.New("receiver: Config.MaxBodyBytes must not be negative")
 	}
@@ -97,6 +115,7 @@ func New(cfg Config) (*Handler, error) {
 	h := &Handler{
 		db:       cfg.DB,
 		secrets:  slices.Clone(cfg.Secrets),
+		scheme:   cfg.Scheme,
 		handle:   cfg.Handle,
 		dialect:  d,
 		maxBytes: cfg.MaxBodyBytes,
@@ -130,7 +149,8 @@ func (h *Handler) Purge(ctx context.Context, olderThan time.Duration) (int64, er
 
 // ServeHTTP answers a delivery: 405 for a method other than POST, 413 for a
 // body over the limit, 401 when the signature does not verify, 400 when the
-// body is not an event, 500 when the handler or the database fails (the
+// body is not an event (or, with the Standard Webhooks headers, when
+// webhook-id is not its id), 500 when the handler or the database fails (the
 // sender retries), and 200 when the event was processed now or before.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
@@ -151,13 +171,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The signature covers the raw bytes, so it is checked before anything
 	// decodes them, and before anything from an unauthenticated caller
 	// reaches the database.
-	if err := verify(r.Header.Get(signature.HeaderName), body, h.now(), Tolerance, h.secrets); err != nil {
+	scheme, err := verifyRequest(h.scheme, r.Header, body, h.now(), h.secrets)
+	if err != nil {
 		h.refuse(w, r, http.StatusUnauthorized, nil, err)
 		return
 	}
 	ev, err := ParseEvent(body)
 	if err != nil {
 		h.refuse(w, r, http.StatusBadRequest, nil, err)
+		return
+	}
+	// The kit deduplicates on the body's id. A Standard Webhooks library
+	// would on webhook-id; the sender makes them equal, and a delivery
+	// where they differ is refused rather than deduplicated on one of two
+	// keys.
+	if id := r.Header.Get(signature.StandardIDHeader); scheme == SchemeStandard && id != ev.ID {
+		h.refuse(w, r, http.StatusBadRequest, ev, fmt.Errorf("%w: %s %q is not the body's id %s", ErrInvalidEvent, signature.StandardIDHeader, id, ev.ID))
 		return
 	}
 	ev.Headers = ReadHeaders(r.Header)

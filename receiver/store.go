@@ -29,7 +29,8 @@ const ManualResendRetention = 90 * 24 * time.Hour
 //	);
 //	CREATE INDEX processed_webhook_events_received_at ON processed_webhook_events (received_at);
 //
-// Use Handler.CreateTable when the dialect cannot be detected.
+// On MySQL, received_at is DATETIME(6) (see the package documentation). Use
+// Handler.CreateTable when the dialect cannot be detected.
 func CreateTable(ctx context.Context, db *sql.DB) error {
 	d, err := DetectDialect(db)
 	if err != nil {
@@ -80,6 +81,9 @@ func purgeIn(ctx context.Context, db *sql.DB, d Dialect, before time.Time) (int6
 func record(ctx context.Context, tx *sql.Tx, d Dialect, eventID string, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, d.insertSQL(), eventID, d.timeArg(now))
 	if err != nil {
+		if d == MySQL && recorded(ctx, tx, eventID) {
+			return false, nil
+		}
 		return false, fmt.Errorf("receiver: record event id: %w", err)
 	}
 	n, err := res.RowsAffected()
@@ -87,4 +91,17 @@ func record(ctx context.Context, tx *sql.Tx, d Dialect, eventID string, now time
 		return false, fmt.Errorf("receiver: record event id: %w", err)
 	}
 	return n == 1, nil
+}
+
+// recorded reports whether eventID is recorded, after MySQL refused to
+// insert it. InnoDB reports a duplicate key only once the transaction that
+// inserted the id has committed (the insert waits for it), and this read is
+// the transaction's first, so it sees that commit. A duplicate key rolls
+// back the statement only, so the transaction goes on and commits nothing;
+// a deadlock rolls back the transaction, and the read then sees the latest
+// commit too. When the id is not found, the insert's error stands.
+func recorded(ctx context.Context, tx *sql.Tx, eventID string) bool {
+	var n int
+	err := tx.QueryRowContext(ctx, recordedSQL, eventID).Scan(&n)
+	return err == nil && n == 1
 }

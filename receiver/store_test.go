@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"log/slog"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,6 +134,11 @@ func TestCreateTable_Schema(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+		case receiver.MySQL:
+			err := db.QueryRow(`SELECT DISTINCT index_name FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = 'processed_webhook_events' AND index_name = 'processed_webhook_events_received_at'`).Scan(&index)
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }
@@ -157,9 +164,15 @@ func TestReceivedAt_UTC(t *testing.T) {
 			if want := time.Date(2026, 9, 27, 23, 30, 0, 123456000, time.UTC); !got.Equal(want) {
 				t.Errorf("got %v, want %v", got, want)
 			}
-		case receiver.SQLite:
+		case receiver.SQLite, receiver.MySQL:
+			// As text, so that neither the driver's location nor the
+			// session's time zone converts it on the way out.
+			q := `SELECT CAST(received_at AS TEXT) FROM processed_webhook_events WHERE event_id = ?`
+			if b.dialect == receiver.MySQL {
+				q = `SELECT CAST(received_at AS CHAR) FROM processed_webhook_events WHERE event_id = ?`
+			}
 			var got string
-			if err := f.db.QueryRow(`SELECT CAST(received_at AS TEXT) FROM processed_webhook_events WHERE event_id = ?`, id).Scan(&got); err != nil {
+			if err := f.db.QueryRow(q, id).Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if want := "2026-09-27 23:30:00.123456"; got != want {
@@ -169,6 +182,134 @@ func TestReceivedAt_UTC(t *testing.T) {
 	})
 }
 
+// TestPurge_Boundary records ids a microsecond before, at and a microsecond
+// after the purge's cutoff, which falls inside a second: only the one before
+// goes. A column that kept whole seconds would hold all three at the same
+// second and purge them together.
+func TestPurge_Boundary(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		f := setup(t, b, func(context.Context, *sql.Tx, *receiver.Event) error { return nil })
+		cutoff := time.Date(2026, 9, 20, 10, 0, 0, 500_000_000, time.UTC)
+		ids := map[time.Duration]string{}
+		for _, d := range []time.Duration{-time.Microsecond, 0, time.Microsecond} {
+			f.clock.Set(cutoff.Add(d))
+			ids[d] = newID(t)
+			if w := f.deliver(t, eventBody(ids[d])); w.Code != http.StatusOK {
+				t.Fatalf("cutoff%+v: got %d %q, want 200", d, w.Code, bodyOf(w))
+			}
+		}
+		f.clock.Set(cutoff.Add(receiver.DefaultRetention))
+		n, err := f.h.Purge(context.Background(), receiver.DefaultRetention)
+		if err != nil || n != 1 {
+			t.Errorf("Purge: got %d, %v; want 1, nil", n, err)
+		}
+		for d, id := range ids {
+			want := 1
+			if d < 0 {
+				want = 0
+			}
+			if got := f.count(t, "processed_webhook_events", id); got != want {
+				t.Errorf("id received at cutoff%+v: got %d rows, want %d", d, got, want)
+			}
+		}
+	})
+}
+
+// TestReceivedAt_After2038: an id received after January 2038, where a
+// 32-bit TIMESTAMP (MySQL's) ends, is kept like any other and is still a
+// repeat when its event comes back.
+func TestReceivedAt_After2038(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		var runs atomic.Int64
+		f := setup(t, b, func(context.Context, *sql.Tx, *receiver.Event) error {
+			runs.Add(1)
+			return nil
+		})
+		f.clock.Set(time.Date(2040, 3, 1, 12, 0, 0, 0, time.UTC))
+		id := newID(t)
+		if w := f.deliver(t, eventBody(id)); w.Code != http.StatusOK {
+			t.Fatalf("got %d %q, want 200", w.Code, bodyOf(w))
+		}
+		f.clock.Add(24 * time.Hour)
+		if n, err := f.h.Purge(context.Background(), receiver.DefaultRetention); err != nil || n != 0 {
+			t.Errorf("Purge a day later: got %d, %v; want 0, nil", n, err)
+		}
+		if w := f.deliver(t, eventBody(id)); w.Code != http.StatusOK || bodyOf(w) != "already processed" {
+			t.Errorf("repeat: got %d %q, want 200 %q", w.Code, bodyOf(w), "already processed")
+		}
+		if got := runs.Load(); got != 1 {
+			t.Errorf("handler runs: got %d, want 1", got)
+		}
+	})
+}
+
+// TestMySQL_TimestampTable runs the Handler on a table made by an earlier
+// version of the kit, whose received_at was a TIMESTAMP: it keeps working,
+// and an id it cannot store (past 2038) is an error that the sender retries,
+// not a row silently stored with a zero date, which the next purge would
+// delete, letting the event run again.
+func TestMySQL_TimestampTable(t *testing.T) {
+	for _, b := range backends {
+		if b.dialect != receiver.MySQL {
+			continue
+		}
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			var runs atomic.Int64
+			f := &fixture{b: b, db: b.open(t), clock: newClock(time.Now())}
+			for _, q := range []string{
+				`CREATE TABLE processed_webhook_events (
+  event_id    CHAR(36)  NOT NULL PRIMARY KEY,
+  received_at TIMESTAMP NOT NULL,
+  INDEX processed_webhook_events_received_at (received_at)
+)`,
+				`CREATE TABLE effects (event_id CHAR(36) NOT NULL)`,
+			} {
+				if _, err := f.db.Exec(q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, err := receiver.New(receiver.Config{
+				DB:      f.db,
+				Secrets: []string{testSecret},
+				Handle: func(ctx context.Context, tx *sql.Tx, ev *receiver.Event) error {
+					runs.Add(1)
+					return f.recordEffect(ctx, tx, ev)
+				},
+				Now:    f.clock.Now,
+				Logger: slog.New(slog.DiscardHandler),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.h = h
+			if err := h.CreateTable(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			id := newID(t)
+			for i, want := range []string{"processed", "already processed"} {
+				if w := f.deliver(t, eventBody(id)); w.Code != http.StatusOK || bodyOf(w) != want {
+					t.Errorf("delivery %d: got %d %q, want 200 %q", i+1, w.Code, bodyOf(w), want)
+				}
+			}
+			f.clock.Set(time.Date(2040, 3, 1, 12, 0, 0, 0, time.UTC))
+			late := newID(t)
+			if w := f.deliver(t, eventBody(late)); w.Code != http.StatusInternalServerError {
+				t.Errorf("past 2038: got %d %q, want 500", w.Code, bodyOf(w))
+			}
+			if got := f.count(t, "processed_webhook_events", late); got != 0 {
+				t.Errorf("past 2038: got %d rows, want 0", got)
+			}
+			if got := f.count(t, "effects", late); got != 0 {
+				t.Errorf("past 2038: got %d effects, want 0", got)
+			}
+			if got := runs.Load(); got != 1 {
+				t.Errorf("handler runs: got %d, want 1", got)
+			}
+		})
+	}
+}
+
 func TestDetectDialect(t *testing.T) {
 	for _, tc := range []struct {
 		driver string
@@ -176,6 +317,7 @@ func TestDetectDialect(t *testing.T) {
 	}{
 		{"sqlite", receiver.SQLite},
 		{"pgx", receiver.Postgres},
+		{"mysql", receiver.MySQL},
 	} {
 		db, err := sql.Open(tc.driver, "")
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -140,5 +141,120 @@ func TestVerify_Errors(t *testing.T) {
 	}
 	if err := receiver.Verify(good, body, now.Add(299*time.Second), "whsec_x", "whsec_a"); err != nil {
 		t.Errorf("second secret, 299 s late: got %v, want nil", err)
+	}
+}
+
+// standardVector is one entry of standard-webhooks-vectors.json.
+type standardVector struct {
+	Name      string   `json:"name"`
+	Secrets   []string `json:"secrets"`
+	ID        string   `json:"id"`
+	Timestamp int64    `json:"timestamp"`
+	Now       int64    `json:"now"`
+	Body      string   `json:"body"`
+	Signature string   `json:"signature"`
+	Valid     bool     `json:"valid"`
+	Factuarea string   `json:"factuarea_signature"`
+}
+
+// loadStandardVectors reads the Standard Webhooks vectors, from the
+// signature package's copy.
+func loadStandardVectors(t *testing.T) []standardVector {
+	t.Helper()
+	raw, err := os.ReadFile("../signature/testdata/standard-webhooks-vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Vectors []standardVector `json:"vectors"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Vectors) == 0 {
+		t.Fatal("no vectors")
+	}
+	return f.Vectors
+}
+
+func TestVerifyStandard_Vectors(t *testing.T) {
+	for _, v := range loadStandardVectors(t) {
+		t.Run(v.Name, func(t *testing.T) {
+			err := receiver.VerifyStandard(v.ID, strconv.FormatInt(v.Timestamp, 10), v.Signature, []byte(v.Body), time.Unix(v.Now, 0), v.Secrets...)
+			if got := err == nil; got != v.Valid {
+				t.Fatalf("got valid=%t (err %v), want %t", got, err, v.Valid)
+			}
+			if v.Valid {
+				return
+			}
+			if !errors.Is(err, receiver.ErrInvalidSignature) {
+				t.Errorf("got %v, want it to wrap ErrInvalidSignature", err)
+			}
+			named := false
+			for _, s := range signatureSentinels {
+				named = named || errors.Is(err, s)
+			}
+			if !named {
+				t.Errorf("got %v, which wraps no signature sentinel", err)
+			}
+		})
+	}
+}
+
+// TestHandler_StandardVectors runs every Standard Webhooks vector through
+// the Handler, with the vector's clock, under SchemeStandard and under
+// SchemeAny with only the Standard Webhooks headers: a valid one answers
+// 200, an invalid one 401. Where the vector has the same secret's
+// Factuarea-Signature, the request carries it too, as the sender sends it,
+// and every scheme accepts it.
+func TestHandler_StandardVectors(t *testing.T) {
+	db := openSQLite(t)
+	if err := receiver.CreateTable(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range loadStandardVectors(t) {
+		for _, scheme := range []receiver.Scheme{receiver.SchemeStandard, receiver.SchemeAny, receiver.SchemeFactuarea} {
+			if scheme == receiver.SchemeFactuarea && v.Factuarea == "" {
+				continue
+			}
+			t.Run(v.Name+"/"+scheme.String(), func(t *testing.T) {
+				h, err := receiver.New(receiver.Config{
+					DB:      db,
+					Secrets: v.Secrets,
+					Scheme:  scheme,
+					Handle:  func(context.Context, *sql.Tx, *receiver.Event) error { return nil },
+					Now:     func() time.Time { return time.Unix(v.Now, 0) },
+					Logger:  slog.New(slog.DiscardHandler),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := http.StatusUnauthorized
+				if v.Valid {
+					want = http.StatusOK
+				}
+				headers := map[string]string{
+					signature.StandardIDHeader:        v.ID,
+					signature.StandardTimestampHeader: strconv.FormatInt(v.Timestamp, 10),
+					signature.StandardSignatureHeader: v.Signature,
+				}
+				if scheme == receiver.SchemeFactuarea {
+					headers = map[string]string{signature.HeaderName: v.Factuarea}
+					want = http.StatusOK // the Factuarea-Signature is always valid
+				}
+				if w := deliverHeaders(h, []byte(v.Body), headers); w.Code != want {
+					t.Errorf("got %d %q, want %d", w.Code, bodyOf(w), want)
+				}
+				if v.Factuarea != "" && scheme != receiver.SchemeFactuarea {
+					headers[signature.HeaderName] = v.Factuarea
+					if scheme == receiver.SchemeAny {
+						want = http.StatusOK // Factuarea-Signature decides
+					}
+					if w := deliverHeaders(h, []byte(v.Body), headers); w.Code != want {
+						t.Errorf("with Factuarea-Signature too: got %d %q, want %d", w.Code, bodyOf(w), want)
+					}
+				}
+			})
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/probe"
+	"github.com/factuarea/webhooks/signature"
 )
 
 // probeSecretEnv is read when no --secret is given, so that the secret need
@@ -26,6 +27,9 @@ Tests a webhook receiver from outside, as the sender reaches it:
   stale      a correct signature an hour old: must not answer 2xx
   body       a correctly signed body that is not JSON: must not answer 2xx (400)
   latency    time to answer: a warning past --slow, a failure past --timeout
+With --standard-webhooks, every request also carries the Standard Webhooks
+headers (webhook-id, webhook-timestamp, webhook-signature), as an endpoint with
+standard_webhooks on receives them; signature and stale corrupt or age both.
 The command fails (exit status 1) if any probe failed.
 
 Flags:
@@ -51,6 +55,7 @@ func (c *ProbeCommand) Run(ctx context.Context, args []string) error {
 	account := fs.String("account", "", "send the account endpoint's envelope for this account `id` (default: the company endpoint's)")
 	apiVersion := fs.String("api-version", webhooks.LatestAPIVersion, "the payload `version` the endpoint is pinned to: "+strings.Join(webhooks.APIVersions(), " or "))
 	livemode := fs.Bool("livemode", true, "the events' livemode")
+	standard := fs.Bool("standard-webhooks", false, "also send the Standard Webhooks headers, as to an endpoint with standard_webhooks on (the secret must be standard base64 after whsec_)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -72,16 +77,20 @@ func (c *ProbeCommand) Run(ctx context.Context, args []string) error {
 		return errors.New("probe: --timeout, --slow and --repeat must be positive")
 	}
 	_, err := probe.Run(ctx, probe.Config{
-		URL:        *url,
-		Secrets:    secrets,
-		Timeout:    *timeout,
-		SlowAfter:  *slow,
-		Repeat:     *repeat,
-		AccountID:  *account,
-		APIVersion: *apiVersion,
-		TestMode:   !*livemode,
-		UserAgent:  "Factuarea-Webhooks-Probe/" + webhooks.Version,
+		URL:              *url,
+		Secrets:          secrets,
+		Timeout:          *timeout,
+		SlowAfter:        *slow,
+		Repeat:           *repeat,
+		AccountID:        *account,
+		APIVersion:       *apiVersion,
+		TestMode:         !*livemode,
+		StandardWebhooks: *standard,
+		UserAgent:        "Factuarea-Webhooks-Probe/" + webhooks.Version,
 	}, c.Out)
+	if errors.Is(err, signature.ErrSecretNotStandard) {
+		return fmt.Errorf("%w (or probe without --standard-webhooks)", err)
+	}
 	return err
 }
 

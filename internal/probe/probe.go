@@ -83,6 +83,12 @@ type Config struct {
 	APIVersion string
 	// TestMode sends "livemode": false; by default events are live.
 	TestMode bool
+	// StandardWebhooks also sends the Standard Webhooks headers
+	// (webhook-id, webhook-timestamp, webhook-signature), as the sender does
+	// to an endpoint with standard_webhooks on; the Signature and Stale
+	// probes then corrupt or age both schemes. Every secret must be
+	// standard base64 after "whsec_".
+	StandardWebhooks bool
 	// UserAgent is sent in User-Agent. Defaults to DefaultUserAgent.
 	UserAgent string
 }
@@ -169,8 +175,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (Report, error) {
 	if p.cfg.AccountID != "" {
 		envelope = "account (" + p.cfg.AccountID + ")"
 	}
-	fmt.Fprintf(out, "Probing %s: %s envelope, api_version %s, %d secret(s), attempt timeout %s\n",
-		p.cfg.URL, envelope, p.cfg.APIVersion, len(p.cfg.Secrets), p.cfg.Timeout)
+	headers := ""
+	if p.cfg.StandardWebhooks {
+		headers = ", Standard Webhooks headers too"
+	}
+	fmt.Fprintf(out, "Probing %s: %s envelope, api_version %s, %d secret(s)%s, attempt timeout %s\n",
+		p.cfg.URL, envelope, p.cfg.APIVersion, len(p.cfg.Secrets), headers, p.cfg.Timeout)
 
 	var rep Report
 	for _, probe := range []func(context.Context, *Report) (Result, error){
@@ -232,6 +242,14 @@ func newProber(cfg Config) (*prober, error) {
 	}
 	if len(cfg.Secrets) == 0 || slices.Contains(cfg.Secrets, "") {
 		return nil, errors.New("probe: a signing secret is required")
+	}
+	if cfg.StandardWebhooks {
+		for i, s := range cfg.Secrets {
+			if !signature.StandardCompatible(s) {
+				return nil, fmt.Errorf("probe: secret %d: %w: it was made before the secret format changed, so it cannot sign the Standard Webhooks headers, nor can the endpoint have them; rotate the endpoint's secret first",
+					i+1, signature.ErrSecretNotStandard)
+			}
+		}
 	}
 	if cfg.Timeout < 0 || cfg.SlowAfter < 0 || cfg.Repeat < 0 {
 		return nil, errors.New("probe: Timeout, SlowAfter and Repeat must not be negative")
@@ -455,8 +473,16 @@ func (p *prober) badSignature(ctx context.Context, _ *Report) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	other := signature.SecretPrefix + webhooks.NewID() // a key the receiver cannot hold
-	d := request{eventID: id, body: body, sig: signature.Sign(time.Now().Unix(), body, other)}
+	// A fresh secret, which the receiver cannot hold, in the current
+	// format so that it signs both schemes.
+	other, err := signature.NewSecret()
+	if err != nil {
+		return Result{}, fmt.Errorf("probe: %w", err)
+	}
+	d, err := p.sign(id, body, time.Now(), []string{other})
+	if err != nil {
+		return Result{}, err
+	}
 	return p.refused(Signature, "signed with another secret", p.send(ctx, d), http.StatusUnauthorized), nil
 }
 

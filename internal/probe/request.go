@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -51,12 +52,37 @@ type request struct {
 	body    []byte
 	// sig is the Factuarea-Signature value.
 	sig string
+	// standard is the webhook-signature value, and timestamp the
+	// webhook-timestamp, when the Standard Webhooks headers are sent.
+	standard  string
+	timestamp int64
 }
 
 // signed returns a request of body signed at t with the configured
 // secrets, new first, as the sender signs during a rotation.
 func (p *prober) signed(eventID string, body []byte, t time.Time) request {
-	return request{eventID: eventID, body: body, sig: signature.Sign(t.Unix(), body, p.cfg.Secrets...)}
+	d, err := p.sign(eventID, body, t, p.cfg.Secrets)
+	if err != nil {
+		// newProber checked that every configured secret signs both
+		// schemes.
+		panic(err)
+	}
+	return d
+}
+
+// sign returns a request of body signed at t with secrets: a
+// Factuarea-Signature, and the Standard Webhooks headers when they are
+// sent, with the event id as webhook-id, as the sender signs them.
+func (p *prober) sign(eventID string, body []byte, t time.Time, secrets []string) (request, error) {
+	d := request{eventID: eventID, body: body, sig: signature.Sign(t.Unix(), body, secrets...)}
+	if p.cfg.StandardWebhooks {
+		std, err := signature.SignStandard(eventID, t.Unix(), body, secrets...)
+		if err != nil {
+			return request{}, fmt.Errorf("probe: %w", err)
+		}
+		d.standard, d.timestamp = std, t.Unix()
+	}
+	return d, nil
 }
 
 // newRequest builds the POST with the sender's headers (delivery.SetHeaders)
@@ -68,6 +94,11 @@ func (p *prober) newRequest(ctx context.Context, r request) (*http.Request, erro
 	}
 	d := &webhooks.Delivery{ID: webhooks.NewID(), EventID: r.eventID, EventType: webhooks.PingEventType, Relationship: p.relationship(), Body: r.body}
 	delivery.SetHeaders(req.Header, d, r.sig)
+	if r.standard != "" {
+		req.Header.Set(signature.StandardIDHeader, r.eventID)
+		req.Header.Set(signature.StandardTimestampHeader, strconv.FormatInt(r.timestamp, 10))
+		req.Header.Set(signature.StandardSignatureHeader, r.standard)
+	}
 	req.Header.Set("User-Agent", p.cfg.UserAgent)
 	return req, nil
 }
