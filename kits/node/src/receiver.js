@@ -1,6 +1,7 @@
 // The receiver recipe (SPEC 10): verify, parse, record the id and run the
 // customer's handler in one transaction, answer.
 
+import { inspect } from 'node:util';
 import {
   BodyAlreadyParsedError,
   BodyTooLargeError,
@@ -24,12 +25,27 @@ export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
 
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-// Debug records (one per accepted delivery) are dropped unless a logger is
-// given, as the Go kit's default logger drops them.
+// The default logger writes one line per record to stderr, key=value as the
+// Go kit's default logger does, and an error's stack (with its cause) after
+// it. Debug records (one per accepted delivery) are dropped, as there.
+function line(msg, fields) {
+  let out = msg;
+  let stack = '';
+  for (const [k, v] of Object.entries(fields)) {
+    if (v instanceof Error) {
+      out += ` ${k}=${JSON.stringify(v.message)}`;
+      stack = `\n${inspect(v)}`;
+    } else {
+      out += ` ${k}=${typeof v === 'string' ? JSON.stringify(v) : v}`;
+    }
+  }
+  return out + stack;
+}
+
 const defaultLogger = {
   debug() {},
-  warn: (msg, fields) => console.warn(msg, fields),
-  error: (msg, fields) => console.error(msg, fields),
+  warn: (msg, fields) => console.warn(line(msg, fields)),
+  error: (msg, fields) => console.error(line(msg, fields)),
 };
 
 function checkSecrets(secrets) {
@@ -263,7 +279,7 @@ export class Receiver {
       res.end();
       return;
     }
-    res.writeHead(response.status, response.headers);
+    res.writeHead(response.status, { ...response.headers, 'content-length': Buffer.byteLength(response.body) });
     res.end(response.body);
   };
 }
