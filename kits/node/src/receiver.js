@@ -126,7 +126,11 @@ export class Receiver {
     } else if (logger === undefined) {
       this.#log = defaultLogger;
     } else if (logger && typeof logger.warn === 'function' && typeof logger.error === 'function') {
-      this.#log = { debug: typeof logger.debug === 'function' ? logger.debug.bind(logger) : () => {}, warn: logger.warn.bind(logger), error: logger.error.bind(logger) };
+      this.#log = {
+        debug: typeof logger.debug === 'function' ? logger.debug.bind(logger) : () => {},
+        warn: logger.warn.bind(logger),
+        error: logger.error.bind(logger),
+      };
     } else {
       throw new TypeError('receiver: options.logger must have warn and error methods (console does), or be false');
     }
@@ -273,7 +277,9 @@ export class Receiver {
         response = await this.respond({ method: req.method, headers: req.headers, body, signal: controller.signal });
       }
     } catch (err) {
-      response = err instanceof ReceiverError ? this.#refuse(err, err instanceof BodyTooLargeError ? { connection: 'close' } : {}) : this.#refuse(err);
+      // An oversized body is left unread: close the connection after the
+      // answer rather than read the rest.
+      response = this.#refuse(err, err instanceof BodyTooLargeError ? { connection: 'close' } : {});
     }
     if (res.headersSent) {
       res.end();
