@@ -50,7 +50,7 @@ def verify_request(
         elif SIGNATURE_HEADER in h:
             use = SCHEME_STANDARD
         else:
-            raise MissingHeader("signature header is missing: no %s nor %s" % (HEADER_NAME, SIGNATURE_HEADER))
+            raise MissingHeader("signature header is missing (neither %s nor %s)" % (HEADER_NAME, SIGNATURE_HEADER))
     if use == SCHEME_FACTUAREA:
         verify(h.get(HEADER_NAME.lower(), ""), body, secrets, now)
     else:
