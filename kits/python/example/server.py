@@ -28,7 +28,7 @@ import threading
 from typing import Any, Callable, Dict, Iterable, Tuple
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from factuarea_webhooks import Event, Receiver, create_table
+from factuarea_webhooks import ConfigError, Event, Receiver, create_table
 
 # The effect of each event: no unique key, so that a double effect would show.
 EFFECTS_TABLE = """CREATE TABLE IF NOT EXISTS webhook_effects (
@@ -59,7 +59,7 @@ def connector(url: str) -> Tuple[Callable[[], Any], str]:
         except ImportError:
             raise SystemExit("DATABASE_URL is PostgreSQL, and psycopg 3 is not installed (Debian: python3-psycopg)")
         return (lambda: psycopg.connect(url)), "%s"
-    raise SystemExit("DATABASE_URL: want sqlite:<absolute path> or postgres://..., got %r" % url)
+    raise SystemExit("DATABASE_URL: want sqlite:<absolute path> or postgres://... (the Python kit has no MySQL dialect), got %r" % url)
 
 
 def main() -> None:
@@ -91,12 +91,15 @@ def main() -> None:
             # answers 500.
             raise HandlerFailure("data.object.fail is true")
 
-    receiver = Receiver(
-        secrets=secrets,
-        connect=connect,
-        handler=on_event,
-        scheme=os.environ.get("WEBHOOK_SCHEME", "any") or "any",
-    )
+    try:
+        receiver = Receiver(
+            secrets=secrets,
+            connect=connect,
+            handler=on_event,
+            scheme=os.environ.get("WEBHOOK_SCHEME", "any") or "any",
+        )
+    except ConfigError as exc:
+        raise SystemExit("WEBHOOK_SECRETS or WEBHOOK_SCHEME: %s" % exc)
 
     conn = connect()
     try:
