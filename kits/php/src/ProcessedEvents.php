@@ -68,7 +68,11 @@ final class ProcessedEvents
             }
         } catch (\PDOException $e) {
             if ($own && $pdo->inTransaction()) {
-                $pdo->rollBack();
+                try {
+                    $pdo->rollBack();
+                } catch (\PDOException) {
+                    // The connection is gone; the server ends the transaction.
+                }
             }
             throw new DatabaseException('create table', $e);
         }

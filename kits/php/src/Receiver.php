@@ -68,24 +68,32 @@ final class Receiver
     private static bool $guarded = false;
 
     /**
-     * @param \PDO                  $pdo          holds processed_webhook_events and the tables your handler
-     *                                            writes; in PDO::ERRMODE_EXCEPTION (the default)
-     * @param list<string>          $secrets      the endpoint's secrets ("whsec_…"); during a rotation the new
-     *                                            and the old one: a delivery is accepted when any signature
-     *                                            matches any secret
-     * @param callable(Event, \PDO): mixed $handler runs once per new event, inside the transaction: write
-     *                                            your effect through the \PDO it is given, and throw to refuse
-     *                                            the event (rolled back, answered 500, retried by the sender)
-     * @param Scheme|string         $scheme       "any" (default), "factuarea" or "standard"
-     * @param Dialect|null          $dialect      detected from PDO::ATTR_DRIVER_NAME when null
-     * @param int                   $maxBodyBytes a larger body is answered 413
-     * @param null|callable(): \DateTimeInterface $clock the clock, for the signature's tolerance and
-     *                                            received_at; the current time when null
-     * @param null|callable(string, string, array<string, mixed>): mixed $logger receives (level, message,
-     *                                            context) for each delivery: "debug" when processed,
-     *                                            "warning" for a 4xx, "error" with context["exception"] for a
-     *                                            500; a PSR-3 logger's [$logger, 'log'] fits. Defaults to
-     *                                            error_log() of the warnings and errors.
+     * A receiver. Name the arguments; only pdo, secrets and handler are
+     * required.
+     *
+     * - pdo holds processed_webhook_events and the tables your handler
+     *   writes; it must be in PDO::ERRMODE_EXCEPTION (PHP's default).
+     * - secrets are the endpoint's secrets ("whsec_…"); during a rotation
+     *   the new and the old one: a delivery is accepted when any signature
+     *   matches any secret.
+     * - handler runs once per new event, inside the transaction: write your
+     *   effect through the PDO it is given, and throw to refuse the event
+     *   (rolled back, answered 500, retried by the sender).
+     * - scheme is "any" (default), "factuarea" or "standard" (see Scheme).
+     * - dialect is detected from PDO::ATTR_DRIVER_NAME when null.
+     * - maxBodyBytes: a larger body is answered 413.
+     * - clock is the clock of the signature's tolerance and of received_at
+     *   (the current time when null), for tests.
+     * - logger receives (level, message, context) for each delivery: "debug"
+     *   when processed, "warning" for a 4xx, "error" for a 500, with
+     *   status, event_id, delivery_id, error and exception in the context.
+     *   A PSR-3 logger fits as [$logger, 'log']. By default the warnings and
+     *   errors go to error_log().
+     *
+     * @param list<string>                                          $secrets
+     * @param callable(Event, \PDO): mixed                          $handler
+     * @param null|callable(): \DateTimeInterface                   $clock
+     * @param null|callable(string, string, array<string, mixed>): mixed $logger
      *
      * @throws ConfigurationException naming the option that is wrong
      */
