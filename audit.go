@@ -24,6 +24,9 @@ const (
 	ActorAdmin  = "admin"
 	ActorAPIKey = "api_key"
 	ActorPortal = "portal"
+	// ActorSystem is the service itself: the engine disabling an endpoint
+	// that is dead (SPEC 14).
+	ActorSystem = "system"
 )
 
 // Audit outcomes.

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/factuarea/webhooks/signature"
 )
 
 // Scope says what an endpoint belongs to.
@@ -13,6 +15,10 @@ type Scope string
 const (
 	ScopeCompany Scope = "company"
 	ScopeAccount Scope = "account"
+	// ScopePlatform endpoints belong to the platform, which the admin key
+	// creates them for: they receive the operational events (SPEC 14) and
+	// nothing else.
+	ScopePlatform Scope = "platform"
 )
 
 // Relationship is how an account endpoint is related to an event's account.
@@ -37,6 +43,14 @@ const (
 	MaxURLLength         = 2048
 	DefaultSecretOverlap = 24 * time.Hour
 	MaxSecretOverlap     = 7 * 24 * time.Hour
+	MaxRateLimit         = 10000 // deliveries per second
+)
+
+// Why an endpoint is disabled (SPEC 14).
+const (
+	DisabledManual  = "manual"  // a customer's or the platform's change
+	DisabledFailing = "failing" // every attempt failed for the disable-after time
+	DisabledGone    = "gone"    // the endpoint answered 410 Gone
 )
 
 // Endpoint is a customer URL that receives events: a company endpoint
@@ -55,6 +69,23 @@ type Endpoint struct {
 	Status        string
 	Created       time.Time
 	Updated       time.Time
+
+	// StandardWebhooks asks for the Standard Webhooks headers beside
+	// Factuarea-Signature (SPEC 15).
+	StandardWebhooks bool
+	// RateLimit caps the deliveries started per second to the endpoint,
+	// across every process; zero means no limit.
+	RateLimit int
+
+	// The endpoint's health (SPEC 14), kept by the engine: FailureStreak
+	// counts the attempts that failed in a row since the last 2xx, and
+	// FailingSince is when the first of them started (zero when the streak
+	// is zero). DisabledAt and DisabledReason say when and why the endpoint
+	// was disabled (zero while enabled).
+	FailureStreak  int
+	FailingSince   time.Time
+	DisabledAt     time.Time
+	DisabledReason string
 
 	// Secret signs every attempt. During a rotation's overlap the previous
 	// secret signs too, until PreviousSecretExpires.
@@ -138,6 +169,12 @@ func validatePattern(scope Scope, p string) error {
 	if scope == ScopeCompany && (p == "account.*" || IsAccountEventType(p)) {
 		return Errorf(EINVALID, "a company endpoint cannot subscribe to %q: account.* events only reach account endpoints.", p)
 	}
+	switch operational := IsOperationalType(p) || p == "webhook_endpoint.*" || p == "webhook_delivery.*"; {
+	case scope == ScopePlatform && !operational && p != "*":
+		return Errorf(EINVALID, "a platform endpoint receives the operational events only: subscribe to webhook_endpoint.*, webhook_delivery.*, one of %s, or *.", strings.Join(OperationalEventTypes(), ", "))
+	case scope != ScopePlatform && operational:
+		return Errorf(EINVALID, "%q is an operational event, which only platform endpoints (/v1/webhook_endpoints) receive.", p)
+	}
 	return nil
 }
 
@@ -168,8 +205,12 @@ func (e *Endpoint) Validate() error {
 			}
 		}
 		e.Relationships = dedupe(e.Relationships)
+	case ScopePlatform:
+		if e.CompanyID != "" || e.AccountID != "" || len(e.Relationships) > 0 {
+			return Errorf(EINVALID, "a platform endpoint belongs to no company or account, and has no relationships.")
+		}
 	default:
-		return Errorf(EINVALID, "scope must be company or account.")
+		return Errorf(EINVALID, "scope must be company, account or platform.")
 	}
 	if e.URL == "" {
 		return Errorf(EINVALID, "url is required.")
@@ -207,6 +248,9 @@ func (e *Endpoint) Validate() error {
 	if e.Status != EndpointEnabled && e.Status != EndpointDisabled {
 		return Errorf(EINVALID, "status must be enabled or disabled.")
 	}
+	if e.RateLimit < 0 || e.RateLimit > MaxRateLimit {
+		return Errorf(EINVALID, "rate_limit must be between 1 and %d deliveries per second, or null for no limit.", MaxRateLimit)
+	}
 	return nil
 }
 
@@ -219,6 +263,10 @@ type EndpointUpdate struct {
 	APIVersion    *string
 	Description   *string
 	Status        *string
+	// StandardWebhooks and RateLimit: a nil RateLimit leaves it, a pointer
+	// to zero removes the limit.
+	StandardWebhooks *bool
+	RateLimit        *int
 }
 
 // Apply changes e as u says and validates the result. On error e may be
@@ -256,6 +304,15 @@ func (u *EndpointUpdate) Apply(e *Endpoint) error {
 		if e.Status == "" {
 			return Errorf(EINVALID, "status must be enabled or disabled.")
 		}
+	}
+	if u.StandardWebhooks != nil {
+		if *u.StandardWebhooks && !e.StandardWebhooks && !signature.StandardCompatible(e.Secret) {
+			return Errorf(ESECRETNOTCOMPATIBLE, "this endpoint's secret predates the Standard Webhooks format (it is not standard base64 after whsec_): rotate the secret first, then turn standard_webhooks on.")
+		}
+		e.StandardWebhooks = *u.StandardWebhooks
+	}
+	if u.RateLimit != nil {
+		e.RateLimit = *u.RateLimit
 	}
 	return e.Validate()
 }

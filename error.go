@@ -39,6 +39,7 @@ const (
 	ECOMPANYREQUIRED     = "company_required"
 	EUNKNOWNCOMPANY      = "unknown_company"
 	EUNKNOWNACCOUNT      = "unknown_account"
+	ESECRETNOTCOMPATIBLE = "secret_not_compatible"
 	// 500: anything that is not an *Error.
 	EINTERNAL = "internal_error"
 	// 503

@@ -80,6 +80,9 @@ func (e *Event) Validate() error {
 	if err := ValidateEventType(e.Type); err != nil {
 		return err
 	}
+	if IsOperationalType(e.Type) {
+		return Errorf(EINVALID, "type %q is in the webhook_endpoint.* and webhook_delivery.* namespaces, which the service keeps for its own operational events: choose another name.", e.Type)
+	}
 	if e.CompanyID != "" && !ValidID(e.CompanyID) {
 		return Errorf(EINVALID, "company_id %q is not a company id.", e.CompanyID)
 	}

@@ -9,13 +9,18 @@ import (
 // the transaction that registers the event. Deleted endpoints are left out;
 // disabled ones are included, because they still get a (failed) delivery.
 type Candidates struct {
-	Company []*Endpoint // the company endpoints of the event's company
-	Own     []*Endpoint // the account endpoints of the event's account
-	Manager []*Endpoint // the account endpoints of the account that provisioned it
+	Company  []*Endpoint // the company endpoints of the event's company
+	Own      []*Endpoint // the account endpoints of the event's account
+	Manager  []*Endpoint // the account endpoints of the account that provisioned it
+	Platform []*Endpoint // the platform endpoints, for an operational event
 }
 
+// PlatformRoutes is the key of the platform endpoints' routes, where a
+// company's or an account's id keys theirs (see app.Tx.LockRoutes).
+const PlatformRoutes = "platform"
+
 // All returns every candidate endpoint.
-func (c Candidates) All() []*Endpoint { return slices.Concat(c.Company, c.Own, c.Manager) }
+func (c Candidates) All() []*Endpoint { return slices.Concat(c.Company, c.Own, c.Manager, c.Platform) }
 
 // Route returns the deliveries of ev: one for every company endpoint of its
 // company that admits it (none for an account.* event), every account
@@ -31,6 +36,17 @@ func Route(ev *Event, c Candidates, now time.Time) ([]*Delivery, error) {
 			out = append(out, d)
 		}
 		return err
+	}
+	if ev.IsOperational() {
+		// The service's own events reach the platform alone.
+		for _, ep := range c.Platform {
+			if ep.Admits(ev) {
+				if err := add(ep, ""); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return out, nil
 	}
 	if !ev.IsAccountEvent() {
 		for _, ep := range c.Company {

@@ -34,6 +34,7 @@ func PageOf[T any](items []T, limit int) *List[T] {
 type EndpointFilter struct {
 	CompanyID string
 	AccountID string
+	Platform  bool // the platform endpoints
 }
 
 // EventFilter selects events: those of a company, or an account's own

@@ -102,7 +102,7 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 				return err
 			}
 		}
-		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, auditAction, webhooks.TargetDelivery, out.ID, now))
+		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, auditAction, webhooks.TargetDelivery, out.ID, now))
 	})
 	if err != nil {
 		return nil, a.refused(ctx, c, oe.OwnerAccount, auditAction, webhooks.TargetDelivery, d.ID, err)
@@ -193,7 +193,7 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 			}
 		}
 		n = len(ds)
-		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, oe.ID, now))
+		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, oe.ID, now))
 	})
 	if err != nil {
 		return 0, refuse(err)

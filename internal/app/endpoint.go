@@ -21,6 +21,10 @@ func CompanyOwner(id string) Owner { return Owner{Scope: webhooks.ScopeCompany, 
 // AccountOwner names an account as the owner of its account endpoints.
 func AccountOwner(id string) Owner { return Owner{Scope: webhooks.ScopeAccount, ID: id} }
 
+// PlatformOwner names the platform as the owner of the platform endpoints,
+// which only the admin key reaches.
+func PlatformOwner() Owner { return Owner{Scope: webhooks.ScopePlatform} }
+
 // EndpointRef names an endpoint the way a caller does: under the owner
 // its path names (the API), or, with a zero Owner, under any owner the
 // caller may see (the portal, whose paths name the endpoint alone).
@@ -40,7 +44,10 @@ type OwnedEndpoint struct {
 // owner resolves o for c: the account it is or belongs to, and the company.
 // An owner c may not see is "not found", exactly as a missing one.
 func (a *App) owner(ctx context.Context, c Caller, o Owner) (string, *webhooks.Company, error) {
-	if o.Scope == webhooks.ScopeCompany {
+	switch o.Scope {
+	case webhooks.ScopePlatform:
+		return "", nil, c.requireAdmin()
+	case webhooks.ScopeCompany:
 		co, err := a.Company(ctx, c, o.ID)
 		if err != nil {
 			return "", nil, err
@@ -78,6 +85,10 @@ func (a *App) Endpoint(ctx context.Context, c Caller, ref EndpointRef) (*OwnedEn
 			(ep.Scope == webhooks.ScopeAccount && ep.AccountID != ref.Owner.ID) {
 			return nil, webhooks.NotFound("webhook endpoint")
 		}
+	case ep.Scope == webhooks.ScopePlatform:
+		// The portal names endpoints without an owner: a platform endpoint
+		// is none of an account's.
+		return nil, webhooks.NotFound("webhook endpoint")
 	case ep.Scope == webhooks.ScopeAccount:
 		accountID = ep.AccountID
 	default:
@@ -86,7 +97,7 @@ func (a *App) Endpoint(ctx context.Context, c Caller, ref EndpointRef) (*OwnedEn
 		}
 		accountID = co.AccountID
 	}
-	if !c.canSee(accountID) {
+	if ep.Scope != webhooks.ScopePlatform && !c.canSee(accountID) {
 		return nil, webhooks.NotFound("webhook endpoint")
 	}
 	return &OwnedEndpoint{Endpoint: ep, OwnerAccount: accountID, Company: co}, nil
@@ -101,8 +112,11 @@ func (a *App) ListEndpoints(ctx context.Context, c Caller, o Owner, p webhooks.P
 		return nil, err
 	}
 	f := webhooks.EndpointFilter{CompanyID: o.ID}
-	if o.Scope == webhooks.ScopeAccount {
+	switch o.Scope {
+	case webhooks.ScopeAccount:
 		f = webhooks.EndpointFilter{AccountID: o.ID}
+	case webhooks.ScopePlatform:
+		f = webhooks.EndpointFilter{Platform: true}
 	}
 	return a.cfg.Store.ListEndpoints(ctx, f, p)
 }
@@ -117,6 +131,10 @@ type EndpointInput struct {
 	APIVersion    string // empty: the newest
 	Livemode      *bool  // nil: true
 	Description   string
+	// StandardWebhooks and RateLimit (zero: none) are the endpoint's
+	// options (SPEC 14, 15).
+	StandardWebhooks bool
+	RateLimit        int
 }
 
 // CreateEndpoint creates an endpoint of the owner, with a new secret, which
@@ -130,11 +148,12 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 	ep := &webhooks.Endpoint{
 		ID: webhooks.NewID(), Scope: o.Scope, URL: in.URL, EnabledEvents: in.EnabledEvents, APIVersion: in.APIVersion,
 		Livemode: in.Livemode == nil || *in.Livemode, Description: in.Description, Status: webhooks.EndpointEnabled,
-		Created: now, Updated: now,
+		StandardWebhooks: in.StandardWebhooks, RateLimit: in.RateLimit, Created: now, Updated: now,
 	}
-	if o.Scope == webhooks.ScopeCompany {
+	switch o.Scope {
+	case webhooks.ScopeCompany:
 		ep.CompanyID = o.ID
-	} else {
+	case webhooks.ScopeAccount:
 		ep.AccountID = o.ID
 	}
 	if in.Relationships != nil {
@@ -159,7 +178,7 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 		if err := tx.InsertEndpoint(ctx, ep); err != nil {
 			return err
 		}
-		return tx.InsertAudit(ctx, c.audit(accountID, webhooks.AuditEndpointCreated, webhooks.TargetEndpoint, ep.ID, now))
+		return insertAudit(ctx, tx, c.audit(accountID, webhooks.AuditEndpointCreated, webhooks.TargetEndpoint, ep.ID, now))
 	})
 	if err != nil {
 		return nil, err
@@ -229,7 +248,7 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 			return err
 		}
 		for _, action := range webhooks.EndpointChangeActions(old, &e) {
-			if err := tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, action, webhooks.TargetEndpoint, e.ID, now)); err != nil {
+			if err := insertAudit(ctx, tx, c.audit(oe.OwnerAccount, action, webhooks.TargetEndpoint, e.ID, now)); err != nil {
 				return err
 			}
 		}
@@ -253,14 +272,22 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 // routing sees (its subscriptions, its status, its deletion): its owner's
 // routes first, then the endpoint.
 func (a *App) lockForChange(ctx context.Context, tx Tx, oe *OwnedEndpoint) (*webhooks.Endpoint, error) {
-	owner := oe.CompanyID
-	if oe.Scope == webhooks.ScopeAccount {
-		owner = oe.AccountID
-	}
-	if err := tx.LockRoutes(ctx, owner); err != nil {
+	if err := tx.LockRoutes(ctx, routesOwner(oe.Endpoint)); err != nil {
 		return nil, err
 	}
 	return tx.LockEndpoint(ctx, oe.ID)
+}
+
+// routesOwner is the key of the routes an endpoint is part of (see
+// Tx.LockRoutes): its company's, its account's, or the platform's.
+func routesOwner(e *webhooks.Endpoint) string {
+	switch e.Scope {
+	case webhooks.ScopeCompany:
+		return e.CompanyID
+	case webhooks.ScopeAccount:
+		return e.AccountID
+	}
+	return webhooks.PlatformRoutes
 }
 
 // DeleteEndpoint deletes the endpoint; its pending deliveries end failed
@@ -281,7 +308,7 @@ func (a *App) DeleteEndpoint(ctx context.Context, c Caller, ref EndpointRef) err
 		if err := tx.EndPending(ctx, oe.ID, webhooks.ReasonEndpointDeleted, now); err != nil {
 			return err
 		}
-		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointDeleted, webhooks.TargetEndpoint, oe.ID, now))
+		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointDeleted, webhooks.TargetEndpoint, oe.ID, now))
 	})
 }
 
@@ -342,7 +369,7 @@ func (a *App) RotateSecret(ctx context.Context, c Caller, ref EndpointRef, expir
 			return err
 		}
 		oe.Endpoint = e
-		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, oe.ID, now))
+		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointSecretRotated, webhooks.TargetEndpoint, oe.ID, now))
 	})
 	if err != nil {
 		return nil, err
@@ -376,7 +403,7 @@ func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*we
 		if _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{d}); err != nil {
 			return err
 		}
-		return tx.InsertAudit(ctx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, now))
+		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, now))
 	})
 	if err != nil {
 		return nil, a.refused(ctx, c, oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, err)

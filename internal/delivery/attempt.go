@@ -39,8 +39,32 @@ func NewRequest(ctx context.Context, d *webhooks.Delivery, ep *webhooks.Endpoint
 	if err != nil {
 		return nil, err
 	}
-	SetHeaders(req.Header, d, signature.Sign(now.Unix(), d.Body, ep.SigningSecrets(now)...))
+	secrets := ep.SigningSecrets(now)
+	SetHeaders(req.Header, d, signature.Sign(now.Unix(), d.Body, secrets...))
+	if ep.StandardWebhooks {
+		setStandardHeaders(req.Header, d, secrets, now)
+	}
 	return req, nil
+}
+
+// setStandardHeaders adds the Standard Webhooks headers (SPEC 15), signed
+// by every live secret that is standard base64: a previous secret made
+// before the format changed can still sign Factuarea-Signature during its
+// overlap, but not these.
+func setStandardHeaders(h http.Header, d *webhooks.Delivery, secrets []string, now time.Time) {
+	compatible := secrets[:0:0]
+	for _, s := range secrets {
+		if signature.StandardCompatible(s) {
+			compatible = append(compatible, s)
+		}
+	}
+	sig, err := signature.SignStandard(d.EventID, now.Unix(), d.Body, compatible...)
+	if err != nil || len(compatible) == 0 {
+		return
+	}
+	h[signature.StandardIDHeader] = []string{d.EventID}
+	h[signature.StandardTimestampHeader] = []string{strconv.FormatInt(now.Unix(), 10)}
+	h[signature.StandardSignatureHeader] = []string{sig}
 }
 
 // SetHeaders sets the headers of a request of d, whose signature header is

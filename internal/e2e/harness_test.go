@@ -45,6 +45,12 @@ type look struct {
 // options adjust a test service's configuration.
 type options func(*service.Config)
 
+// backends returns the options of each backend a test runs on: SQLite
+// (the default) and PostgreSQL.
+func backends(t *testing.T) map[string][]options {
+	return map[string][]options{"SQLite": nil, "PostgreSQL": {withPostgres(t)}}
+}
+
 // withPostgres runs the service on a PostgreSQL schema of the test's own.
 func withPostgres(t *testing.T) options {
 	url := pgtest.SchemaURL(t)
@@ -272,6 +278,7 @@ func (ts *testService) newAccount(name, provisionedBy, nif string) fixture {
 // endpoint is a created endpoint: its API path and secret.
 type endpoint struct {
 	id, path, secret string
+	object           object // as created
 }
 
 // newEndpoint creates an endpoint under parent ("/v1/companies/…" or
@@ -281,7 +288,7 @@ func (ts *testService) newEndpoint(parent, key string, in object) endpoint {
 	var out object
 	ts.must(201, "POST", parent+"/webhook_endpoints", key, in, &out)
 	id := out["id"].(string)
-	return endpoint{id: id, path: parent + "/webhook_endpoints/" + id, secret: out["secret"].(string)}
+	return endpoint{id: id, path: parent + "/webhook_endpoints/" + id, secret: out["secret"].(string), object: out}
 }
 
 // registerEvent registers an event with the admin key and returns it.
@@ -304,6 +311,7 @@ func (ts *testService) deliveries(ep endpoint, key string) []object {
 
 // received is one request a sink got.
 type received struct {
+	path   string
 	header http.Header
 	body   []byte
 	at     time.Time
@@ -324,7 +332,7 @@ func newSink(t *testing.T) *sink {
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
-		s.got = append(s.got, received{header: r.Header.Clone(), body: body, at: time.Now()})
+		s.got = append(s.got, received{path: r.URL.Path, header: r.Header.Clone(), body: body, at: time.Now()})
 		n, respond := len(s.got), s.respond
 		s.mu.Unlock()
 		s.arrivals <- struct{}{}

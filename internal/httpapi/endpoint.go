@@ -20,12 +20,15 @@ func (s *Server) registerEndpointRoutes(mux *http.ServeMux, parent string) {
 	s.handle(mux, "POST "+base+"/{endpoint}/recover", s.handleRecover)
 }
 
-// owner is the company or account the path names.
+// owner is the company, the account or the platform the path names.
 func owner(r *http.Request) app.Owner {
 	if id := r.PathValue("company"); id != "" {
 		return app.CompanyOwner(id)
 	}
-	return app.AccountOwner(r.PathValue("account"))
+	if id := r.PathValue("account"); id != "" {
+		return app.AccountOwner(id)
+	}
+	return app.PlatformOwner()
 }
 
 // endpointRef is the endpoint the path names, under its owner.
@@ -35,12 +38,13 @@ func endpointRef(r *http.Request) app.EndpointRef {
 
 func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	var in struct {
-		URL           string                   `json:"url"`
-		EnabledEvents []string                 `json:"enabled_events"`
-		Relationships *[]webhooks.Relationship `json:"relationships"`
-		APIVersion    string                   `json:"api_version"`
-		Livemode      *bool                    `json:"livemode"`
-		Description   string                   `json:"description"`
+		URL              string                   `json:"url"`
+		EnabledEvents    []string                 `json:"enabled_events"`
+		Relationships    *[]webhooks.Relationship `json:"relationships"`
+		APIVersion       string                   `json:"api_version"`
+		Livemode         *bool                    `json:"livemode"`
+		Description      string                   `json:"description"`
+		StandardWebhooks bool                     `json:"standard_webhooks"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -48,6 +52,7 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 	ep, err := s.App.CreateEndpoint(r.Context(), c, owner(r), app.EndpointInput{
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Livemode: in.Livemode, Description: in.Description,
+		StandardWebhooks: in.StandardWebhooks,
 	})
 	if err != nil {
 		return err
@@ -84,12 +89,13 @@ func (s *Server) handleGetEndpoint(w http.ResponseWriter, r *http.Request, c app
 
 func (s *Server) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	var in struct {
-		URL           *string                  `json:"url"`
-		EnabledEvents *[]string                `json:"enabled_events"`
-		Relationships *[]webhooks.Relationship `json:"relationships"`
-		APIVersion    *string                  `json:"api_version"`
-		Description   *string                  `json:"description"`
-		Status        *string                  `json:"status"`
+		URL              *string                  `json:"url"`
+		EnabledEvents    *[]string                `json:"enabled_events"`
+		Relationships    *[]webhooks.Relationship `json:"relationships"`
+		APIVersion       *string                  `json:"api_version"`
+		Description      *string                  `json:"description"`
+		Status           *string                  `json:"status"`
+		StandardWebhooks *bool                    `json:"standard_webhooks"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -97,6 +103,7 @@ func (s *Server) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c 
 	ep, err := s.App.UpdateEndpoint(r.Context(), c, endpointRef(r), webhooks.EndpointUpdate{
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Description: in.Description, Status: in.Status,
+		StandardWebhooks: in.StandardWebhooks,
 	})
 	if err != nil {
 		return err

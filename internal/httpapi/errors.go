@@ -31,6 +31,7 @@ var statuses = map[string]int{
 	webhooks.ECOMPANYREQUIRED:     http.StatusUnprocessableEntity,
 	webhooks.EUNKNOWNCOMPANY:      http.StatusUnprocessableEntity,
 	webhooks.EUNKNOWNACCOUNT:      http.StatusUnprocessableEntity,
+	webhooks.ESECRETNOTCOMPATIBLE: http.StatusUnprocessableEntity,
 	webhooks.EINTERNAL:            http.StatusInternalServerError,
 	webhooks.EUNAVAILABLE:         http.StatusServiceUnavailable,
 }

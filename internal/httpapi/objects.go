@@ -82,6 +82,10 @@ type endpointJSON struct {
 	Livemode                bool                    `json:"livemode"`
 	Description             string                  `json:"description"`
 	Status                  string                  `json:"status"`
+	StandardWebhooks        bool                    `json:"standard_webhooks"`
+	FailingSince            *int64                  `json:"failing_since"`
+	DisabledAt              *int64                  `json:"disabled_at"`
+	DisabledReason          *string                 `json:"disabled_reason"`
 	PreviousSecretExpiresAt *int64                  `json:"previous_secret_expires_at"`
 	Created                 int64                   `json:"created"`
 	Secret                  string                  `json:"secret,omitempty"`
@@ -93,6 +97,10 @@ func endpointObject(e *webhooks.Endpoint, now time.Time) endpointJSON {
 		ID: e.ID, Object: "webhook_endpoint", Scope: e.Scope, CompanyID: e.CompanyID, AccountID: e.AccountID,
 		URL: e.URL, EnabledEvents: e.EnabledEvents, Relationships: e.Relationships, APIVersion: e.APIVersion,
 		Livemode: e.Livemode, Description: e.Description, Status: e.Status, Created: e.Created.Unix(),
+		StandardWebhooks: e.StandardWebhooks, FailingSince: optionalTime(e.FailingSince), DisabledAt: optionalTime(e.DisabledAt),
+	}
+	if e.DisabledReason != "" {
+		out.DisabledReason = &e.DisabledReason
 	}
 	if e.PreviousSecret != "" && now.Before(e.PreviousSecretExpires) {
 		out.PreviousSecretExpiresAt = optionalTime(e.PreviousSecretExpires)

@@ -12,7 +12,8 @@ import (
 )
 
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
-	description, status, secret, previous_secret, previous_secret_expires, created, updated`
+	description, status, secret, previous_secret, previous_secret_expires, created, updated,
+	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason`
 
 // Row locks a read may take, for a change that depends on what it read.
 const (
@@ -28,12 +29,16 @@ type endpointScan struct {
 	companyID, accountID, prevSecret pgtype.Text
 	rels                             []string
 	prevExpires, created, updated    pgtype.Timestamptz
+	rateLimit                        pgtype.Int4
+	failingSince, disabledAt         pgtype.Timestamptz
+	disabledReason                   pgtype.Text
 }
 
 func (s *endpointScan) dest() []any {
 	e := &s.e
 	return []any{&e.ID, &e.Scope, &s.companyID, &s.accountID, &e.URL, &e.EnabledEvents, &s.rels, &e.APIVersion, &e.Livemode,
-		&e.Description, &e.Status, &e.Secret, &s.prevSecret, &s.prevExpires, &s.created, &s.updated}
+		&e.Description, &e.Status, &e.Secret, &s.prevSecret, &s.prevExpires, &s.created, &s.updated,
+		&e.StandardWebhooks, &s.rateLimit, &e.FailureStreak, &s.failingSince, &s.disabledAt, &s.disabledReason}
 }
 
 func (s *endpointScan) endpoint() *webhooks.Endpoint {
@@ -47,6 +52,8 @@ func (s *endpointScan) endpoint() *webhooks.Endpoint {
 	e.CompanyID, e.AccountID = s.companyID.String, s.accountID.String
 	e.PreviousSecret, e.PreviousSecretExpires = s.prevSecret.String, fromTS(s.prevExpires)
 	e.Created, e.Updated = fromTS(s.created), fromTS(s.updated)
+	e.RateLimit = int(s.rateLimit.Int32)
+	e.FailingSince, e.DisabledAt, e.DisabledReason = fromTS(s.failingSince), fromTS(s.disabledAt), s.disabledReason.String
 	return &e
 }
 
@@ -80,10 +87,12 @@ func findEndpoint(ctx context.Context, q querier, id, lock string) (*webhooks.En
 
 // InsertEndpoint implements app.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
-	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+		$17, $18, $19, $20, $21, $22)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, e.EnabledEvents, relationshipsText(e.Relationships),
 		e.APIVersion, e.Livemode, e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
-		ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated))
+		ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated),
+		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason))
 	return err
 }
 
@@ -108,9 +117,12 @@ func (t *txn) ShareEndpoint(ctx context.Context, id string) (*webhooks.Endpoint,
 // UpdateEndpoint implements app.Tx.
 func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `UPDATE endpoints SET url = $1, enabled_events = $2, relationships = $3, api_version = $4,
-		description = $5, status = $6, secret = $7, previous_secret = $8, previous_secret_expires = $9, updated = $10 WHERE id = $11`,
+		description = $5, status = $6, secret = $7, previous_secret = $8, previous_secret_expires = $9, updated = $10,
+		standard_webhooks = $12, rate_limit = $13, failure_streak = $14, failing_since = $15, disabled_at = $16, disabled_reason = $17
+		WHERE id = $11`,
 		e.URL, e.EnabledEvents, relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
-		e.Secret, nullString(e.PreviousSecret), ts(e.PreviousSecretExpires), ts(e.Updated), e.ID)
+		e.Secret, nullString(e.PreviousSecret), ts(e.PreviousSecretExpires), ts(e.Updated), e.ID,
+		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason))
 	return err
 }
 
@@ -149,9 +161,12 @@ func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint
 // ListEndpoints implements app.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
 	q := listQuery{table: "endpoints", cols: endpointCols}
-	if f.CompanyID != "" {
+	switch {
+	case f.Platform:
+		q.conds = append(q.conds, "scope = 'platform'")
+	case f.CompanyID != "":
 		q.whereID("company_id", f.CompanyID)
-	} else {
+	default:
 		q.whereID("account_id", f.AccountID)
 	}
 	q.scoped()

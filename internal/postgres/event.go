@@ -49,7 +49,10 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	if f.CompanyID != "" {
 		q.whereID("company_id", f.CompanyID)
 	} else {
+		// The account's log leaves out the operational events about its
+		// endpoints: they are the platform's (the index says so too).
 		q.whereID("account_id", f.AccountID)
+		q.conds = append(q.conds, "NOT operational")
 	}
 	if f.Type != "" {
 		q.where("type = $%d", f.Type)
@@ -177,7 +180,7 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 	var (
 		ids, types, versions, accounts, objects = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		corrs, companies                        = make([]*string, n), make([]string, n)
-		livemode, test                          = make([]bool, n), make([]bool, n)
+		livemode, test, operational             = make([]bool, n), make([]bool, n), make([]bool, n)
 		created                                 = make([]*time.Time, n)
 		keyNames, keyEvents                     []string
 		hashes                                  [][]byte
@@ -187,17 +190,18 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 		ids[i], types[i], versions[i], accounts[i], objects[i] = ev.ID, ev.Type, ev.APIVersion, ev.AccountID, string(ev.Object)
 		corrs[i], companies[i] = textPtr(ev.CorrelationID), ev.CompanyID
 		livemode[i], test[i], created[i] = ev.Livemode, ev.Test, timePtr(ev.Created)
+		operational[i] = ev.IsOperational()
 		if i < len(keys) && keys[i] != nil {
 			k := keys[i]
 			keyNames, hashes = append(keyNames, k.Key), append(hashes, k.RequestHash)
 			keyEvents, keyCreated = append(keyEvents, ev.ID), append(keyCreated, timePtr(k.Created))
 		}
 	}
-	b.Queue(`INSERT INTO events (`+eventCols+`)
-		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[])
-			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created)`,
-		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created)
+	b.Queue(`INSERT INTO events (`+eventCols+`, operational)
+		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created, operational
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[], $11::bool[])
+			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, operational)`,
+		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created, operational)
 	if len(keyNames) > 0 {
 		// An expired key is forgotten: the new event takes it over.
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created)
@@ -250,24 +254,28 @@ func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.Idempotency
 		SELECT company_account, account_id, provisioned_by,
 			(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL)
 		FROM q`,
-		companyID, accountID, lockOwner, companyEndpointsOf(ev)).
+		companyID, accountID, lockOwner, routesOf(ev)).
 		QueryRow(func(row pgx.Row) error {
 			var locks int64
 			return row.Scan(&companyAccount, &account, &manager, &locks)
 		})
 	var endpoints []*webhooks.Endpoint
-	b.Queue(`SELECT `+endpointCols+` FROM endpoints
+	collect := func(rows pgx.Rows) error {
+		var err error
+		endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhooks.Endpoint, error) { return scanEndpoint(r) })
+		return err
+	}
+	if ev.IsOperational() {
+		b.Queue(qPlatformEndpoints).Query(collect)
+	} else {
+		b.Queue(`SELECT `+endpointCols+` FROM endpoints
 		WHERE deleted IS NULL AND (company_id = $1::uuid OR account_id = (
 			SELECT a.id FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid))
 			OR account_id = (
 			SELECT a.provisioned_by FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid)))
 		ORDER BY created, id`,
-		companyEndpointsOf(ev), companyID, accountID).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhooks.Endpoint, error) { return scanEndpoint(r) })
-			return err
-		})
+			companyEndpointsOf(ev), companyID, accountID).Query(collect)
+	}
 	return func() (webhooks.Candidates, error) {
 		if keyFound {
 			repeat, err := key.Repeats(&webhooks.IdempotencyKey{Key: key.Key, RequestHash: hash, Created: fromTS(keyCreated)})
@@ -288,6 +296,8 @@ func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.Idempotency
 		ev.AccountID = account.String
 		for _, e := range endpoints {
 			switch {
+			case e.Scope == webhooks.ScopePlatform:
+				c.Platform = append(c.Platform, e)
 			case e.Scope == webhooks.ScopeCompany:
 				c.Company = append(c.Company, e)
 			case e.AccountID == ev.AccountID:
@@ -302,6 +312,20 @@ func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.Idempotency
 
 // companyEndpointsOf is the company whose endpoints ev may reach: its
 // company, unless it is an account.* event (NULL then).
+// qPlatformEndpoints reads the endpoints an operational event may reach.
+const qPlatformEndpoints = `SELECT ` + endpointCols + ` FROM endpoints
+	WHERE scope = 'platform' AND deleted IS NULL ORDER BY created, id`
+
+// routesOf is the routes key, besides its accounts', that registering ev
+// locks shared (see txn.LockRoutes): its company's, or the platform's for
+// an operational event.
+func routesOf(ev *webhooks.Event) any {
+	if ev.IsOperational() {
+		return webhooks.PlatformRoutes
+	}
+	return companyEndpointsOf(ev)
+}
+
 func companyEndpointsOf(ev *webhooks.Event) any {
 	if ev.CompanyID == "" || ev.IsAccountEvent() {
 		return nil

@@ -11,25 +11,30 @@ import (
 )
 
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
-	description, status, secret, previous_secret, previous_secret_expires, created, updated`
+	description, status, secret, previous_secret, previous_secret_expires, created, updated,
+	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason`
 
 func scanEndpoint(r scanner) (*webhooks.Endpoint, error) {
 	var e webhooks.Endpoint
 	var companyID, accountID, prevSecret sql.NullString
 	var events, rels string
-	var livemode int
-	var prevExpires, created, updated sql.NullInt64
+	var livemode, standard int
+	var prevExpires, created, updated, rateLimit, failingSince, disabledAt sql.NullInt64
+	var disabledReason sql.NullString
 	if err := r.Scan(&e.ID, &e.Scope, &companyID, &accountID, &e.URL, &events, &rels, &e.APIVersion, &livemode,
-		&e.Description, &e.Status, &e.Secret, &prevSecret, &prevExpires, &created, &updated); err != nil {
+		&e.Description, &e.Status, &e.Secret, &prevSecret, &prevExpires, &created, &updated,
+		&standard, &rateLimit, &e.FailureStreak, &failingSince, &disabledAt, &disabledReason); err != nil {
 		return nil, err
 	}
+	e.StandardWebhooks, e.RateLimit = standard == 1, int(rateLimit.Int64)
+	e.FailingSince, e.DisabledAt, e.DisabledReason = fromMS(failingSince), fromMS(disabledAt), disabledReason.String
 	if err := json.Unmarshal([]byte(events), &e.EnabledEvents); err != nil {
 		return nil, err
 	}
 	if err := json.Unmarshal([]byte(rels), &e.Relationships); err != nil {
 		return nil, err
 	}
-	if e.Scope == webhooks.ScopeCompany {
+	if e.Scope != webhooks.ScopeAccount {
 		e.Relationships = nil
 	}
 	e.CompanyID, e.AccountID, e.Livemode = companyID.String, accountID.String, livemode == 1
@@ -61,10 +66,11 @@ func relationshipsText(rels []webhooks.Relationship) string {
 
 // InsertEndpoint implements app.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
-	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships),
 		e.APIVersion, boolInt(e.Livemode), e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
-		ms(e.PreviousSecretExpires), ms(e.Created), ms(e.Updated))
+		ms(e.PreviousSecretExpires), ms(e.Created), ms(e.Updated),
+		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason))
 	return err
 }
 
@@ -85,9 +91,13 @@ func (t *txn) ShareEndpoint(ctx context.Context, id string) (*webhooks.Endpoint,
 // UpdateEndpoint implements app.Tx.
 func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.ExecContext(ctx, `UPDATE endpoints SET url = ?, enabled_events = ?, relationships = ?, api_version = ?,
-		description = ?, status = ?, secret = ?, previous_secret = ?, previous_secret_expires = ?, updated = ? WHERE id = ?`,
+		description = ?, status = ?, secret = ?, previous_secret = ?, previous_secret_expires = ?, updated = ?,
+		standard_webhooks = ?, rate_limit = ?, failure_streak = ?, failing_since = ?, disabled_at = ?, disabled_reason = ?
+		WHERE id = ?`,
 		e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
-		e.Secret, nullString(e.PreviousSecret), ms(e.PreviousSecretExpires), ms(e.Updated), e.ID)
+		e.Secret, nullString(e.PreviousSecret), ms(e.PreviousSecretExpires), ms(e.Updated),
+		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason),
+		e.ID)
 	return err
 }
 
@@ -114,9 +124,12 @@ func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint
 // ListEndpoints implements app.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
 	q := listQuery{table: "endpoints", cols: endpointCols}
-	if f.CompanyID != "" {
+	switch {
+	case f.Platform:
+		q.where = append(q.where, "scope = 'platform'")
+	case f.CompanyID != "":
 		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
-	} else {
+	default:
 		q.where, q.args = append(q.where, "account_id = ?"), append(q.args, f.AccountID)
 	}
 	q.scoped()

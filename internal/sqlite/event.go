@@ -44,7 +44,9 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	if f.CompanyID != "" {
 		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
 	} else {
-		q.where, q.args = append(q.where, "account_id = ?"), append(q.args, f.AccountID)
+		// The account's log leaves out the operational events about its
+		// endpoints: they are the platform's (the index says so too).
+		q.where, q.args = append(q.where, "account_id = ?", "operational = 0"), append(q.args, f.AccountID)
 	}
 	if f.Type != "" {
 		q.where, q.args = append(q.where, "type = ?"), append(q.args, f.Type)
@@ -235,9 +237,9 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		ev.AccountID, nullString(ev.CompanyID), string(ev.Object), ms(ev.Created))
+		ev.AccountID, nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()))
 	return err
 }
 

@@ -72,8 +72,9 @@ func (r *routes) account(ctx context.Context, tx *txn, id string) (*webhooks.Acc
 
 // Owners' endpoints, by the column that names the owner.
 const (
-	qCompanyEndpoints = selectLiveEndpoints + `company_id = ?`
-	qAccountEndpoints = selectLiveEndpoints + `account_id = ?`
+	qCompanyEndpoints  = selectLiveEndpoints + `company_id = ?`
+	qAccountEndpoints  = selectLiveEndpoints + `account_id = ?`
+	qPlatformEndpoints = selectLiveEndpoints + `scope = 'platform' AND ? = 'platform'`
 )
 
 // companyEndpoints and accountEndpoints return an owner's endpoints. The
@@ -118,6 +119,11 @@ func (r *routes) candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (w
 	}
 	if account == nil {
 		return c, webhooks.UnknownAccount(ev.AccountID)
+	}
+	if ev.IsOperational() {
+		// The service's own events reach the platform's endpoints alone.
+		c.Platform, err = r.ownerEndpoints(ctx, tx, webhooks.PlatformRoutes, qPlatformEndpoints, webhooks.PlatformRoutes)
+		return c, err
 	}
 	if ev.CompanyID != "" && !ev.IsAccountEvent() {
 		if c.Company, err = r.companyEndpoints(ctx, tx, ev.CompanyID); err != nil {

@@ -185,8 +185,22 @@ func (s *Store) migrate(ctx context.Context) error {
 
 // migrateFile applies one migration unless its record says it was, in a
 // transaction with its record.
+//
+// Foreign keys are off meanwhile, as SQLite's procedure for changing a
+// table's definition requires (a new table, a copy, a rename: dropping the
+// old one with them on would delete, or refuse for, every row that refers
+// to it), and checked before the commit.
 func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error {
-	tx, err := s.write.BeginTx(ctx, nil)
+	conn, err := s.write.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, `PRAGMA foreign_keys = OFF`); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA foreign_keys = ON`)
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -203,6 +217,13 @@ func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied) VALUES (?, ?)`, name, time.Now().UnixMilli()); err != nil {
 		return err
+	}
+	var bad int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&bad); err != nil {
+		return err
+	}
+	if bad > 0 {
+		return fmt.Errorf("migration %s leaves %d rows whose foreign key refers to nothing", name, bad)
 	}
 	return tx.Commit()
 }
