@@ -92,7 +92,15 @@ func run(ctx context.Context, getenv func(string) string) error {
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Requests in flight get a moment to finish. Shutdown would also wait
+	// up to 5 s for a connection the sender opened and has not used yet
+	// (an HTTP client dials spares), so it is cut short and the rest closed:
+	// the sender retries a request cut off, and the kit deduplicates the
+	// retry if the first copy had committed.
+	shutdown, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	return srv.Shutdown(shutdown)
+	if err := srv.Shutdown(shutdown); err != nil {
+		srv.Close()
+	}
+	return nil
 }
