@@ -8,10 +8,13 @@ help: ## show this help
 run: ## run the service on the embedded SQLite default (data/)
 	go run ./cmd/webhooks serve
 
-test: ## run every test with the race detector (needs PostgreSQL, see README)
+test: ## run every test with the race detector (needs PostgreSQL and MariaDB, see README), and the kits' own tests
+	kits/setup
 	go test -race -count=1 -timeout 15m ./...
+	kits/test
 
 test/short: ## run every test without the race detector (faster)
+	kits/setup
 	go test -count=1 ./...
 
 bench: ## the throughput and latency figures of the README (30 s per scenario)
