@@ -32,7 +32,5 @@
 //
 // The test fails, never skips, when node, Debian's python3 with psycopg,
 // php with its PDO drivers, a kit's installed dependencies (kits/setup),
-// PostgreSQL or MariaDB are missing. A kit whose directory is not in the
-// tree yet is skipped, with its name: the kits are written on branches of
-// their own.
+// PostgreSQL or MariaDB are missing, and when a kit's directory is.
 package e2e

@@ -38,7 +38,7 @@ func TestReceivers(t *testing.T) {
 		wg.Go(func() {
 			t.Run(k.name, func(t *testing.T) {
 				if !k.present(t) {
-					t.Skipf("%s is not in this tree yet: the %s kit's entry runs once it is merged", k.dir, k.name)
+					t.Fatalf("%s is missing: the %s kit must be in the tree", k.dir, k.name)
 				}
 				k.mustRun(t)
 				var dbs sync.WaitGroup

@@ -1,21 +1,23 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/factuarea/webhooks/receiver"
 )
 
-// setScheme applies WEBHOOK_SCHEME. The kit verifies Factuarea-Signature;
-// the Standard Webhooks headers need receiver.Config.Scheme, so "standard"
-// is refused rather than run as something it is not.
+// setScheme applies WEBHOOK_SCHEME: any (the kit's default), factuarea or
+// standard.
 func setScheme(cfg *receiver.Config, scheme string) error {
 	switch scheme {
-	case "", "any", "factuarea":
-		return nil
+	case "", "any":
+		cfg.Scheme = receiver.SchemeAny
+	case "factuarea":
+		cfg.Scheme = receiver.SchemeFactuarea
 	case "standard":
-		return errors.New("WEBHOOK_SCHEME=standard: this receiver kit verifies Factuarea-Signature only (no receiver.Config.Scheme)")
+		cfg.Scheme = receiver.SchemeStandard
+	default:
+		return fmt.Errorf("WEBHOOK_SCHEME=%q: want any, factuarea or standard", scheme)
 	}
-	return fmt.Errorf("WEBHOOK_SCHEME=%q: want any, factuarea or standard", scheme)
+	return nil
 }
