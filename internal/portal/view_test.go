@@ -200,6 +200,7 @@ func TestErrorKind(t *testing.T) {
 		{"tls: failed to verify certificate: x509: certificate signed by unknown authority", "TLS certificate error"},
 		{"remote error: tls: handshake failure", "TLS error"},
 		{"incomplete answer: unexpected EOF", "incomplete answer"},
+		{"incomplete answer: timeout: no complete answer within the attempt timeout", "incomplete answer"},
 		{"read tcp 10.0.0.1:1234->10.0.0.2:443: read: connection reset by peer", "connection reset"},
 		{"EOF", "connection closed"},
 		{"connection failed: netguard: address not allowed: connection to 10.0.0.1:443 refused before connect: 10.0.0.1 is private", "address not allowed"},
@@ -224,7 +225,7 @@ func TestResponseText(t *testing.T) {
 		{200, &webhooks.Attempt{ResponseStatus: 200}, "200", "code-ok"},
 		{200, nil, "200", "code-ok"},
 		{0, refused, "connection refused", "code-bad code-words"},
-		{200, cut, "200, timeout", "code-bad"},
+		{200, cut, "200, incomplete answer", "code-bad"},
 	} {
 		if text, class := responseText(tc.status, tc.a), responseClass(tc.status, tc.a); text != tc.text || class != tc.class {
 			t.Errorf("%d %+v: got %q %q, want %q %q", tc.status, tc.a, text, class, tc.text, tc.class)
@@ -238,7 +239,7 @@ func TestResponseText(t *testing.T) {
 		{refused, "could not connect (connection refused)"},
 		{&webhooks.Attempt{Error: "timeout: no complete answer within the attempt timeout"}, "no complete answer within the attempt timeout"},
 		{&webhooks.Attempt{Error: `dns: no such host for "x.example"`}, "the endpoint's host name could not be resolved (host not found)"},
-		{cut, "the endpoint answered 200 OK, but its answer broke off (timeout)"},
+		{cut, "the endpoint answered 200 OK, but its answer broke off"},
 	} {
 		if got := answerText(tc.a); got != tc.want {
 			t.Errorf("%+v: got %q, want %q", tc.a, got, tc.want)
