@@ -53,8 +53,8 @@ var overlapOptions = []struct {
 
 // handleDeliveries reads the endpoint (and its company), its health, one
 // page of its deliveries, the last attempts of those whose status does not
-// say what happened, and the replays of those that failed: five queries
-// at most beside the session's account.
+// say what happened, and the replays of those that failed: as many
+// queries however many rows (TestPages_Queries counts them).
 func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	oe, err := h.cfg.App.Endpoint(r.Context(), c.caller, endpointRef(r))
 	if err != nil {
