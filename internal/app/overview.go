@@ -97,3 +97,68 @@ func endpointIDs(eps []*webhooks.Endpoint) []string {
 	}
 	return ids
 }
+
+// Retries is what an endpoint's deliveries being retried tell of when its
+// attempts began to fail (see Store.CountRetrying).
+type Retries struct {
+	EndpointID string
+	// FirstFailed is when the first attempt of the oldest delivery that
+	// waits for a retry on the schedule started.
+	FirstFailed time.Time
+	// LastDelivered is when the endpoint's newest delivered delivery (by
+	// creation) was delivered, or zero if none was: a 2xx after
+	// FirstFailed means the endpoint answers again.
+	LastDelivered time.Time
+}
+
+// CountRetrying counts the deliveries being retried of endpoints c has
+// read (with Holdings or Endpoint), created since, by endpoint and bucket
+// of time, and says when each endpoint's began to fail.
+func (a *App) CountRetrying(ctx context.Context, eps []*webhooks.Endpoint, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, []Retries, error) {
+	return a.cfg.Store.CountRetrying(ctx, endpointIDs(eps), since, bucket)
+}
+
+// LastAttempts returns the last attempt of each delivery of ds (read with
+// ListDeliveries) that has one, by delivery id, without response bodies.
+func (a *App) LastAttempts(ctx context.Context, ds []*webhooks.Delivery) (map[string]*webhooks.Attempt, error) {
+	if len(ds) == 0 {
+		return map[string]*webhooks.Attempt{}, nil
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	as, err := a.cfg.Store.LastAttempts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*webhooks.Attempt, len(as))
+	for _, at := range as {
+		out[at.DeliveryID] = at
+	}
+	return out, nil
+}
+
+// EndpointEventDeliveries returns every delivery to ep (read with
+// Endpoint) of the events of ds: each one's replays and the deliveries
+// they replay, by event id, oldest first and without their bodies.
+func (a *App) EndpointEventDeliveries(ctx context.Context, ep *webhooks.Endpoint, ds []*webhooks.Delivery) (map[string][]*webhooks.Delivery, error) {
+	out := map[string][]*webhooks.Delivery{}
+	if len(ds) == 0 {
+		return out, nil
+	}
+	ids := make([]string, 0, len(ds))
+	for _, d := range ds {
+		if !slices.Contains(ids, d.EventID) {
+			ids = append(ids, d.EventID)
+		}
+	}
+	all, err := a.cfg.Store.ListEventDeliveries(ctx, ids, []string{ep.ID})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range all {
+		out[d.EventID] = append(out[d.EventID], d)
+	}
+	return out, nil
+}

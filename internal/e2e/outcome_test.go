@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/netip"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -162,6 +164,37 @@ func TestOutcomeTable(t *testing.T) {
 				t.Errorf("sink got %d requests, want 1", len(s.requests()))
 			}
 		})
+	}
+	// The portal's list shows each row's status, or why there was none
+	// (it showed a dash for an attempt without an answer).
+	// (This service's links name the default public URL: open the link's
+	// path on it.)
+	var link struct {
+		URL string `json:"url"`
+	}
+	ts.must(201, "POST", "/v1/accounts/"+acme.accountID+"/portal_sessions", adminKey, nil, &link)
+	jar, _ := cookiejar.New(nil)
+	pc := &portalClient{t: t, base: ts.url, http: &http.Client{Jar: jar}}
+	if status, _ := pc.get(link.URL[strings.Index(link.URL, "/portal/sessions/"):]); status != 200 {
+		t.Fatalf("opening the portal link: got %d", status)
+	}
+	cell := regexp.MustCompile(`<td data-label="Last response"><span class="code [^"]*"[^>]*>([^<]*)</span>`)
+	for i, row := range rows {
+		want := fmt.Sprint(row.wantCode)
+		switch row.name {
+		case "timeout":
+			want = "timeout"
+		case "body_cut_by_timeout":
+			want = "200, incomplete answer"
+		case "refused":
+			want = "connection refused"
+		case "address":
+			want = "address not allowed"
+		}
+		_, page := pc.get("/portal/endpoints/" + eps[i].ep.id)
+		if m := cell.FindStringSubmatch(page); m == nil || m[1] != want {
+			t.Errorf("%s: the portal's last response: got %v, want %q", row.name, m, want)
+		}
 	}
 	if n := len(redirectTarget.requests()); n != 0 {
 		t.Errorf("redirect target got %d requests: redirects were followed", n)

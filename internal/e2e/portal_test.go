@@ -160,10 +160,12 @@ func (ts *testService) portalLink(accountID string) string {
 }
 
 // TestPortal_Browser drives the portal in Chromium: open a link, see a
-// failed delivery with its response code and next attempt, replay it
-// (company endpoint) and retry another (account endpoint) once the
-// receiver answers 200, rotate a secret, and check the access rules and
-// the CSRF protection.
+// failed delivery with its response code and next attempt, and its
+// endpoint failing; replay it while the receiver still fails (the page
+// says how it failed), then, once the receiver answers 200, replay it
+// (company endpoint: the original then links to the replay, and asks
+// before another) and retry another (account endpoint); rotate a secret,
+// and check the access rules and the CSRF protection.
 func TestPortal_Browser(t *testing.T) {
 	start := time.Now()
 	ts := startPortalService(t)
@@ -213,6 +215,11 @@ func TestPortal_Browser(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("endpoints page: no %q in:\n%s", want, text)
 		}
+	}
+	// The company endpoint's delivery is being retried: it is failing.
+	compCard := read(t, ctx, chromedp.Text(chromedp.CSS(`li.card:has(a[href="/portal/endpoints/`+compEP.id+`"]) .card-stats`)))
+	if !strings.Contains(compCard, "0%") || !strings.Contains(compCard, "1 retrying · failing since") {
+		t.Errorf("company endpoint's card: got %q, want 0%% and 1 retrying, failing since", compCard)
 	}
 	// Keyboard: the first Tab reaches the skip link.
 	browse(t, ctx, chromedp.KeyEvent("\t"))
@@ -307,13 +314,27 @@ func TestPortal_Browser(t *testing.T) {
 	waitText(t, ctx, 5*time.Second, "Endpoint disabled")
 	load(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/status"] button`)))
 	waitText(t, ctx, 5*time.Second, "Endpoint enabled")
-	fixed.Store(true)
 	browse(t, ctx, chromedp.Navigate(ts.url+firstDelivery))
 	text = mainText(t, ctx)
 	if !strings.Contains(text, "Failed") || !strings.Contains(text, "The endpoint was disabled") {
 		t.Errorf("delivery after disabling: want failed, endpoint disabled:\n%s", text)
 	}
+	// With the receiver still failing, Replay's one attempt fails: the
+	// page says how, in the error style, and not "Replay sent" in green.
 	before := len(sk.requests())
+	load(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/resend"] button`)))
+	sk.waitRequests(t, before+1, 10*time.Second)
+	text = waitText(t, ctx, 10*time.Second, "Replay attempted: the endpoint answered 500 Internal Server Error.", "Attempt 1")
+	if ok, failed := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('.flash-ok, .flash-info').length`)),
+		read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('.flash-err').length`)); ok != 0 || failed != 1 || strings.Contains(text, "Replay sent") {
+		t.Errorf("failed replay: %d success or info messages and %d errors, want the error alone:\n%s", ok, failed, text)
+	}
+	fixed.Store(true)
+	browse(t, ctx, chromedp.Navigate(ts.url+firstDelivery))
+	if text := mainText(t, ctx); !strings.Contains(text, "Replayed: the replay failed too") {
+		t.Errorf("original after a failed replay: want it to say so:\n%s", text)
+	}
+	before = len(sk.requests())
 	if status := load(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/resend"] button`))); status != 200 {
 		t.Fatalf("Replay: got %d", status)
 	}
@@ -322,7 +343,7 @@ func TestPortal_Browser(t *testing.T) {
 	if replayed.header.Get("Factuarea-Event-Id") != eventID || strings.Contains(firstDelivery, replayed.header.Get("Factuarea-Delivery-Id")) {
 		t.Errorf("replay: event %q delivery %q, want event %s in a new delivery", replayed.header.Get("Factuarea-Event-Id"), replayed.header.Get("Factuarea-Delivery-Id"), eventID)
 	}
-	text = waitText(t, ctx, 10*time.Second, "Replay sent", "Delivered to your endpoint", "Attempt 1", "200")
+	text = waitText(t, ctx, 10*time.Second, "Replay delivered to your endpoint: the endpoint answered 200 OK.", "Delivered to your endpoint", "Attempt 1", "200")
 	if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('a[href="`+firstDelivery+`"]').length`)); n != 1 {
 		t.Errorf("the replay's page links to its original %d times, want once", n)
 	}
@@ -332,6 +353,28 @@ func TestPortal_Browser(t *testing.T) {
 	if !strings.Contains(text, "reached your system") {
 		t.Errorf("delivered page does not explain what 2xx means:\n%s", text)
 	}
+	delivered := strings.TrimPrefix(read(t, ctx, chromedp.Location()), ts.url)
+	delivered = delivered[:strings.Index(delivered, "?")]
+
+	// The original now says it was delivered by replay, and links to it;
+	// replaying it again asks first.
+	browse(t, ctx, chromedp.Navigate(ts.url+firstDelivery))
+	if href := read(t, ctx, chromedp.Evaluate[string](`document.querySelector('a.replayed')?.getAttribute('href') ?? ''`)); href != delivered {
+		t.Errorf("original after a delivered replay: link to %q, want %q", href, delivered)
+	}
+	if n := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('form[action$="/resend"]').length`)); n != 0 {
+		t.Errorf("original after a delivered replay: %d forms replay it at once, want none", n)
+	}
+	load(t, ctx, chromedp.Click(chromedp.CSS(`a[href="`+firstDelivery+`/resend"]`)))
+	if h := read(t, ctx, chromedp.Text(chromedp.CSS("h1"))); h != "Replay this event again?" {
+		t.Errorf("Replay again…: heading %q, want the question", h)
+	}
+	before = len(sk.requests())
+	load(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/resend"] button`)))
+	if reqs := sk.waitRequests(t, before+1, 10*time.Second); reqs[before].header.Get("Factuarea-Event-Id") != eventID {
+		t.Errorf("confirmed replay: got event %q, want %s", reqs[before].header.Get("Factuarea-Event-Id"), eventID)
+	}
+	waitText(t, ctx, 10*time.Second, "Replay delivered to your endpoint")
 
 	// The account endpoint's 422 ended its delivery; Retry sends the same
 	// delivery again and its second attempt appears.
@@ -349,7 +392,7 @@ func TestPortal_Browser(t *testing.T) {
 	if p := reqs[before]; p.header.Get("Factuarea-Event-Id") != eventID || !strings.Contains(retried, p.header.Get("Factuarea-Delivery-Id")) {
 		t.Errorf("retry: got event %q delivery %q, want event %s, delivery of %s", p.header.Get("Factuarea-Event-Id"), p.header.Get("Factuarea-Delivery-Id"), eventID, retried)
 	}
-	waitText(t, ctx, 10*time.Second, "Retry sent", "Attempt 2", "Delivered to your endpoint", "sent by hand")
+	waitText(t, ctx, 10*time.Second, "Retry delivered to your endpoint", "Attempt 2", "Delivered to your endpoint", "sent by hand")
 	if loc := strings.TrimPrefix(read(t, ctx, chromedp.Location()), ts.url); !strings.HasPrefix(loc, retried) {
 		t.Errorf("after Retry the page is %s, want the same delivery %s", loc, retried)
 	}

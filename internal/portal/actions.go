@@ -349,9 +349,19 @@ func (h *Handler) handleRecover(w http.ResponseWriter, r *http.Request, c *reqCt
 }
 
 // handleResend retries (account endpoint) or replays (company endpoint) a
-// delivery: the action follows the endpoint's scope.
+// delivery: the action follows the endpoint's scope. Replaying an event
+// that a replay delivered, or is sending, asks first.
 func (h *Handler) handleResend(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ref, id := endpointRef(r), r.PathValue("delivery")
+	if !confirmed(r.PostForm) {
+		ask, ok, err := h.needsConfirm(r.Context(), r, c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return redirect(w, r, ask, nil)
+		}
+	}
 	out, err := h.cfg.App.Resend(r.Context(), c.caller, ref, id, "")
 	if err != nil {
 		return refusedTo(w, r, deliveryPath(ref.ID, id), err, "")

@@ -17,6 +17,7 @@ const deliveriesPageSize = 25
 type DeliveriesPage struct {
 	Base
 	Endpoint EndpointView
+	Health   Health
 	Status   string // the filter
 	Filters  []Option
 	Rows     []DeliveryRow
@@ -50,8 +51,10 @@ var overlapOptions = []struct {
 	{"604800", 7 * 24 * time.Hour, "7 days (the longest)"},
 }
 
-// handleDeliveries reads the endpoint (and its company) and one page of
-// its deliveries.
+// handleDeliveries reads the endpoint (and its company), its health, one
+// page of its deliveries, the last attempts of those whose status does not
+// say what happened, and the replays of those that failed: as many
+// queries however many rows (TestPages_Queries counts them).
 func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	oe, err := h.cfg.App.Endpoint(r.Context(), c.caller, endpointRef(r))
 	if err != nil {
@@ -93,8 +96,32 @@ func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *re
 	for _, o := range overlapOptions {
 		p.Overlaps = append(p.Overlaps, Option{Value: o.value, Label: o.label, Selected: o.d == webhooks.DefaultSecretOverlap})
 	}
+	if p.Health, err = h.endpointHealth(r.Context(), ep, c.now); err != nil {
+		return err
+	}
+	var unclear, failed []*webhooks.Delivery
 	for _, d := range l.Data {
-		p.Rows = append(p.Rows, deliveryRow(d, ep.Scope, c.now))
+		if needsLastAttempt(d) {
+			unclear = append(unclear, d)
+		}
+		if d.Resendable() && ep.Scope == webhooks.ScopeCompany {
+			failed = append(failed, d)
+		}
+	}
+	last, err := h.cfg.App.LastAttempts(r.Context(), unclear)
+	if err != nil {
+		return err
+	}
+	sameEvent, err := h.cfg.App.EndpointEventDeliveries(r.Context(), ep, failed)
+	if err != nil {
+		return err
+	}
+	for _, d := range l.Data {
+		row := deliveryRow(d, ep.Scope, last[d.ID], c.now)
+		if d.Resendable() {
+			row.Replayed = replayedView(d, sameEvent[d.EventID], c.now)
+		}
+		p.Rows = append(p.Rows, row)
 	}
 	base := endpointPath(ep.ID)
 	if l.HasMore && len(l.Data) > 0 {

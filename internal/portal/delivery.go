@@ -25,6 +25,8 @@ type DeliveryPage struct {
 	Attempts     []AttemptView // newest first
 	Body         string        // the exact bytes every attempt sends
 	ReplayOfLink string
+	// Replayed says what became of this delivery's replays (nil: none).
+	Replayed *ReplayedView
 }
 
 // ResendView is the Retry or Replay button, or why there is none.
@@ -33,6 +35,10 @@ type ResendView struct {
 	Allowed bool
 	Reason  string // why not, when not allowed
 	Help    string
+	// ConfirmLink, when set, is the page that asks before sending the
+	// event again (a replay was delivered or is being sent): the button
+	// leads there.
+	ConfirmLink string
 }
 
 // AttemptView is one attempt: when, how long, what came back, and the
@@ -42,7 +48,7 @@ type AttemptView struct {
 	Started       TimeView
 	Duration      string
 	Status        string
-	StatusText    string // "422 Unprocessable Entity", or "No response"
+	StatusText    string // "422 Unprocessable Entity", or "No response: timeout"
 	StatusClass   string
 	Manual        bool
 	Error         string
@@ -57,7 +63,8 @@ type AttemptView struct {
 type Header struct{ Name, Value string }
 
 // handleDelivery reads the endpoint, its company, the delivery with its
-// attempts and its event.
+// attempts, its event, and (for a failed one of a company endpoint) the
+// other deliveries of its event to the endpoint, which are its replays.
 func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ctx := r.Context()
 	oe, d, err := h.cfg.App.Delivery(ctx, c.caller, endpointRef(r), r.PathValue("delivery"))
@@ -69,18 +76,31 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 	if err != nil {
 		return err
 	}
+	replayed, err := h.replayed(ctx, ep, d, c)
+	if err != nil {
+		return err
+	}
+	var last *webhooks.Attempt
+	if len(d.Attempts) > 0 {
+		last = d.Attempts[len(d.Attempts)-1]
+	}
 	p := &DeliveryPage{
 		Base:         Base{Title: d.EventType + " delivery", Nav: "endpoints"},
 		Endpoint:     endpointView(ep, co, c.now),
-		Delivery:     deliveryRow(d, ep.Scope, c.now),
+		Delivery:     deliveryRow(d, ep.Scope, last, c.now),
 		Relationship: string(d.Relationship),
 		EventCreated: timeView(ev.Created, c.now),
 		Body:         string(d.Body),
 		Resend:       resendView(ep, d, ev, c),
+		Replayed:     replayed,
+	}
+	if replayed != nil && replayed.Confirm && p.Resend.Allowed {
+		p.Resend.ConfirmLink = deliveryPath(ep.ID, d.ID) + "/resend"
 	}
 	if d.ReplayOf != "" {
 		p.ReplayOfLink = deliveryPath(ep.ID, d.ReplayOf)
 	}
+	p.sendOutcome(r.URL.Query().Get("notice"), d, last, c.now)
 	for _, a := range slices.Backward(d.Attempts) {
 		p.Attempts = append(p.Attempts, attemptView(ctx, a, d, ep, c))
 	}
@@ -127,9 +147,12 @@ func resendView(ep *webhooks.Endpoint, d *webhooks.Delivery, ev *webhooks.Event,
 func attemptView(ctx context.Context, a *webhooks.Attempt, d *webhooks.Delivery, ep *webhooks.Endpoint, c *reqCtx) AttemptView {
 	v := AttemptView{
 		Number: a.Number, Started: timeView(a.StartedAt, c.now), Duration: duration(a.Duration),
-		Status: responseText(a.ResponseStatus), StatusText: statusText(a.ResponseStatus), StatusClass: responseClass(a.ResponseStatus),
+		Status: responseText(a.ResponseStatus, a), StatusText: statusText(a.ResponseStatus), StatusClass: responseClass(a.ResponseStatus, a),
 		Manual: a.Manual, Error: a.Error, Response: a.ResponseBody, ResponseEmpty: a.ResponseBody == "",
 		Truncated: len(a.ResponseBody) >= webhooks.MaxResponseKept,
+	}
+	if a.ResponseStatus == 0 && a.Error != "" {
+		v.StatusText += ": " + errorKind(a.Error)
 	}
 	if !utf8.ValidString(v.Response) {
 		v.Response = strings.ToValidUTF8(v.Response, "\uFFFD")

@@ -125,6 +125,7 @@ func (h *Handler) routes() {
 	h.action("POST /portal/endpoints/{endpoint}/test", h.handleSendTest)
 	h.action("POST /portal/endpoints/{endpoint}/recover", h.handleRecover)
 	h.page("GET /portal/endpoints/{endpoint}/deliveries/{delivery}", h.handleDelivery)
+	h.page("GET /portal/endpoints/{endpoint}/deliveries/{delivery}/resend", h.handleConfirmResend)
 	h.action("POST /portal/endpoints/{endpoint}/deliveries/{delivery}/resend", h.handleResend)
 	h.action("POST /portal/logout", h.handleLogout)
 	h.page("/portal/", func(http.ResponseWriter, *http.Request, *reqCtx) error { return notFound() })

@@ -303,6 +303,7 @@ func TestPages_OtherAccount(t *testing.T) {
 		// Own endpoint, another account's delivery.
 		"/portal/endpoints/"+own.compEP.ID+"/deliveries/"+other.failed.ID,
 		"/portal/endpoints/"+own.compEP.ID+"/deliveries/"+own.pending.ID,
+		"/portal/endpoints/"+other.compEP.ID+"/deliveries/"+other.failed.ID+"/resend",
 		"/portal/nothing-here",
 	) {
 		if body := c.get(p, 404); body != notFound {

@@ -21,7 +21,7 @@ var staticFS embed.FS
 // pageNames are the pages; each is parsed with the layout and the shared
 // partials into its own template set.
 var pageNames = []string{
-	"endpoints", "deliveries", "delivery", "events", "endpoint_form", "confirm_delete", "secret", "message", "bounce", "error",
+	"endpoints", "deliveries", "delivery", "events", "endpoint_form", "confirm_delete", "confirm_resend", "secret", "message", "bounce", "error",
 }
 
 // pageTemplate is one page's template set.
@@ -71,9 +71,15 @@ type Base struct {
 	// ends.
 	CSRF           string
 	SessionExpires TimeView
-	Notice         string
-	Error          string
-	CSS            string
+	// Notice is a success, Info what is under way, Error a refusal or a
+	// failure: each in its own style.
+	Notice string
+	Info   string
+	Error  string
+	CSS    string
+	// Refresh, when set, reloads the page after that many seconds (while
+	// a send by hand awaits its answer).
+	Refresh int
 }
 
 func (b *Base) base() *Base { return b }
@@ -109,11 +115,9 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, c *reqCtx, stat
 		b.CSRF = h.cfg.Sessions.CSRFToken(c.sess.ID)
 		b.SessionExpires = timeView(c.sess.Expires, c.now)
 		if r.Method == http.MethodGet {
-			q := r.URL.Query()
-			if b.Notice == "" {
+			// A page that said what happened itself says nothing more.
+			if q := r.URL.Query(); b.Notice == "" && b.Info == "" && b.Error == "" {
 				b.Notice = noticeText(q.Get("notice"), q.Get("count"))
-			}
-			if b.Error == "" {
 				b.Error = errorText(q.Get("error"))
 			}
 		}
@@ -167,7 +171,8 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, c *reqCtx,
 }
 
 // noticeText is the message a page shows after a successful action. Only
-// fixed texts are shown: a query string cannot put words on the page.
+// fixed texts are shown: a query string cannot put words on the page. (A
+// send by hand's page says what became of it: DeliveryPage.sendOutcome.)
 func noticeText(code, count string) string {
 	switch code {
 	case "created":
@@ -180,12 +185,6 @@ func noticeText(code, count string) string {
 		return "Endpoint disabled. Its pending deliveries ended failed, and new events get a failed delivery until you enable it again."
 	case "deleted":
 		return "Endpoint deleted. Its deliveries were kept in the history of events."
-	case "test_sent":
-		return "Test event sent: a ping event with test: true, to this endpoint alone."
-	case "retried":
-		return "Retry sent: the same delivery makes one attempt now."
-	case "replayed":
-		return "Replay sent: this new delivery, with the same event id and body, makes one attempt now."
 	case "recovered":
 		n, _ := strconv.Atoi(count)
 		switch n {

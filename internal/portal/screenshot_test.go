@@ -21,6 +21,7 @@ import (
 	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 var updateScreenshots = flag.Bool("update-screenshots", false, "write the portal's screenshots to docs/")
@@ -29,8 +30,9 @@ var updateScreenshots = flag.Bool("update-screenshots", false, "write the portal
 var demoNow = time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
 
 // demo is a realistic account: an accounting firm with two client
-// companies, three endpoints and a day of events, one receiver failing
-// since two hours ago.
+// companies, three endpoints and a day of events; one company's receiver
+// answers 503 since three and a half hours ago, and the firm's own has
+// refused connections for the last 80 minutes.
 type demo struct {
 	store                   *sqlite.Store
 	account                 *webhooks.Account
@@ -38,6 +40,7 @@ type demo struct {
 	firm, bakery, workshop  *webhooks.Endpoint
 	oldWorkshop             *webhooks.Endpoint
 	rejected                *webhooks.Delivery // a failed delivery with two attempts
+	refused                 *webhooks.Delivery // an original the bakery refused, then a replay delivered
 	attempts, registrations int
 }
 
@@ -94,6 +97,21 @@ func newDemo(t *testing.T) *demo {
 	policy := webhooks.RetryPolicy{Waits: webhooks.DefaultRetryWaits}
 	const unavailable = "<html>\r\n<head><title>503 Service Temporarily Unavailable</title></head>\r\n<body>\r\n<center><h1>503 Service Temporarily Unavailable</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
 	outage := demoNow.Add(-3*time.Hour - 30*time.Minute)
+	firmDown := demoNow.Add(-80 * time.Minute)
+	// onSchedule plans the failed attempts of a delivery from at until
+	// now, on the schedule.
+	onSchedule := func(at time.Time, id string, fail func() plannedAttempt) {
+		next, n := at, 0
+		for !next.After(demoNow) {
+			n++
+			wait, _ := policy.Wait(n, 0.5)
+			p := fail()
+			p.at, p.delivery = next, id
+			next = next.Add(wait)
+			p.then = webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: next}
+			plan = append(plan, p)
+		}
+	}
 	for i := range 72 {
 		at := demoNow.Add(-24*time.Hour + time.Duration(i)*20*time.Minute + 90*time.Second)
 		company := d.panaderia
@@ -125,16 +143,14 @@ func newDemo(t *testing.T) *demo {
 			switch {
 			case dl.EndpointID == d.workshop.ID && at.After(outage):
 				// The outage: 503 on the schedule until now.
-				next, n := at, 0
-				for !next.After(demoNow) {
-					n++
-					wait, _ := policy.Wait(n, 0.5)
-					p := plannedAttempt{at: next, delivery: dl.ID, status: 503, body: unavailable,
-						took: time.Duration(20+rng.IntN(30)) * time.Millisecond}
-					next = next.Add(wait)
-					p.then = webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: next}
-					plan = append(plan, p)
-				}
+				onSchedule(at, dl.ID, func() plannedAttempt {
+					return plannedAttempt{status: 503, body: unavailable, took: time.Duration(20+rng.IntN(30)) * time.Millisecond}
+				})
+			case dl.EndpointID == d.firm.ID && at.After(firmDown):
+				// The firm's receiver is down: nothing listens.
+				onSchedule(at, dl.ID, func() plannedAttempt {
+					return plannedAttempt{err: "connection failed: connect: connection refused", took: time.Duration(1+rng.IntN(3)) * time.Millisecond}
+				})
 			case dl.EndpointID == d.workshop.ID && i == 45:
 				// A 500, then a 422: the receiver refused the invoice.
 				plan = append(plan,
@@ -152,6 +168,7 @@ func newDemo(t *testing.T) *demo {
 			case dl.EndpointID == d.bakery.ID && i == 20:
 				plan = append(plan, plannedAttempt{at: at, delivery: dl.ID, status: 404, body: "404 page not found\n",
 					took: 35 * time.Millisecond, then: webhooks.Transition{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonNonRetryableStatus}})
+				d.refused = dl
 			default:
 				plan = append(plan, ok(at.Add(time.Duration(rng.IntN(900))*time.Millisecond), dl.ID))
 			}
@@ -184,6 +201,15 @@ func newDemo(t *testing.T) *demo {
 		}}}))
 		d.attempts++
 	}
+	// The bakery fixed its route and replayed the refused invoice an hour
+	// later: the replay was delivered.
+	replayAt := d.refused.Created.Add(time.Hour)
+	replay, err := app.New(app.Config{Store: st, Now: func() time.Time { return replayAt }}).Resend(ctx, admin, app.EndpointRef{ID: d.bakery.ID}, d.refused.ID, "")
+	must(t, err)
+	claim := storetest.MustClaimOne(t, st, replay.ID, replayAt)
+	must(t, st.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: claim.Token, Transition: webhooks.Transition{Status: webhooks.DeliveryDelivered},
+		Attempt: &webhooks.Attempt{DeliveryID: replay.ID, Number: 1, StartedAt: replayAt, Duration: 142 * time.Millisecond,
+			ResponseStatus: 200, ResponseBody: `{"received":true}`, Manual: true}}}))
 	return d
 }
 
@@ -225,6 +251,8 @@ func TestScreenshots(t *testing.T) {
 		{"portal-endpoints.png", "/portal/", 1280, 0, nil},
 		{"portal-deliveries.png", "/portal/endpoints/" + d.workshop.ID, 1280, 1180, nil},
 		{"portal-delivery.png", "/portal/endpoints/" + d.workshop.ID + "/deliveries/" + d.rejected.ID, 1280, 0, []chromedp.Action[chromedp.Void]{openAttempt}},
+		{"portal-retrying.png", "/portal/endpoints/" + d.firm.ID, 1280, 900, nil},
+		{"portal-replayed.png", "/portal/endpoints/" + d.bakery.ID + "/deliveries/" + d.refused.ID, 1280, 900, nil},
 		{"portal-events.png", "/portal/events", 1280, 1100, nil},
 		{"portal-rotated.png", "/portal/endpoints/" + d.bakery.ID, 1280, 760, []chromedp.Action[chromedp.Void]{
 			chromedp.SetValue(chromedp.ID("expires_in"), "259200"),

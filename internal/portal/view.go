@@ -1,8 +1,10 @@
 package portal
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -102,6 +104,9 @@ func stateView(d *webhooks.Delivery) StateView {
 	switch d.Status {
 	case webhooks.DeliveryPending:
 		s.Label, s.Class = "Pending", "pending"
+		if retrying(d) {
+			s.Label, s.Class = "Retrying", "retrying"
+		}
 	case webhooks.DeliveryDelivered:
 		s.Label, s.Class = "Delivered to your endpoint", "delivered"
 	case webhooks.DeliveryFailed:
@@ -112,6 +117,13 @@ func stateView(d *webhooks.Delivery) StateView {
 		s.Label, s.Class = d.Status, "pending"
 	}
 	return s
+}
+
+// retrying reports whether a delivery is being retried: pending, after a
+// failed attempt, for the schedule's next (a send by hand under way is
+// not a retry of the schedule's).
+func retrying(d *webhooks.Delivery) bool {
+	return d.Status == webhooks.DeliveryPending && d.AttemptCount > 0 && !d.Manual
 }
 
 // reasonText explains a delivery's reason code.
@@ -164,23 +176,91 @@ func resendLabel(scope webhooks.Scope) string {
 	return "Replay"
 }
 
-// responseText shows the last status an endpoint answered, or a dash.
-func responseText(status int) string {
-	if status == 0 {
-		return "—"
+// responseText shows what an endpoint answered an attempt a, whose
+// status was status: the status, or why there was none ("connection
+// refused", "timeout"), or a dash when nothing was attempted (a nil).
+func responseText(status int, a *webhooks.Attempt) string {
+	switch {
+	case status != 0 && a != nil && a.Error != "" && status >= 200 && status < 300:
+		return fmt.Sprintf("%d, %s", status, errorKind(a.Error))
+	case status != 0:
+		return fmt.Sprint(status)
+	case a != nil && a.Error != "":
+		return errorKind(a.Error)
+	case a != nil:
+		return "no answer"
 	}
-	return fmt.Sprint(status)
+	return "—"
 }
 
-// responseClass colours a status code: 2xx good, anything else bad.
-func responseClass(status int) string {
+// responseClass colours an answer: a 2xx good, anything else bad,
+// nothing attempted neutral; an error's words are not a code.
+func responseClass(status int, a *webhooks.Attempt) string {
+	failed := a != nil && a.Error != ""
 	switch {
-	case status == 0:
-		return "code-none"
-	case status >= 200 && status < 300:
+	case status >= 200 && status < 300 && !failed:
 		return "code-ok"
+	case status == 0 && a == nil:
+		return "code-none"
+	case status == 0:
+		return "code-bad code-words"
 	default:
 		return "code-bad"
+	}
+}
+
+// errorKind names, in a few words, why an attempt got no answer, from the
+// error the engine recorded (internal/delivery's describe).
+func errorKind(err string) string {
+	lower := strings.ToLower(err)
+	for _, k := range []struct{ has, kind string }{
+		{"incomplete answer", "incomplete answer"},
+		{"address not allowed", "address not allowed"},
+		{"timeout", "timeout"},
+		{"deadline exceeded", "timeout"},
+		{"connection refused", "connection refused"},
+		{"connection reset", "connection reset"},
+		{"no such host", "host not found"},
+		{"no route to host", "no route to host"},
+		{"network is unreachable", "network unreachable"},
+		{"certificate", "TLS certificate error"},
+		{"x509", "TLS certificate error"},
+		{"tls", "TLS error"},
+		{"redirect", "redirect not followed"},
+		{"dns", "DNS error"},
+		{"eof", "connection closed"},
+		{"connection failed", "connection failed"},
+	} {
+		if strings.Contains(lower, k.has) {
+			return k.kind
+		}
+	}
+	return "connection error"
+}
+
+// answerText says in a sentence what an endpoint answered an attempt:
+// "the endpoint answered 503 Service Unavailable", "could not connect
+// (connection refused)".
+func answerText(a *webhooks.Attempt) string {
+	if a == nil {
+		return "no attempt was recorded"
+	}
+	if a.ResponseStatus != 0 {
+		s := "the endpoint answered " + statusText(a.ResponseStatus)
+		if a.Error != "" && a.ResponseStatus >= 200 && a.ResponseStatus < 300 {
+			s += ", but its answer broke off"
+		}
+		return s
+	}
+	switch kind := errorKind(a.Error); kind {
+	case "timeout":
+		return "no complete answer within the attempt timeout"
+	case "address not allowed":
+		return "the URL resolves to an address the service does not call"
+	case "host not found", "DNS error":
+		return "the endpoint's host name could not be resolved (" + kind + ")"
+	default:
+		return "could not connect (" + kind + ")"
 	}
 }
 
@@ -266,18 +346,93 @@ type DeliveryRow struct {
 	Attempts      int
 	LastResponse  string
 	ResponseClass string
+	ResponseTitle string // the last attempt's error in full, when it had one
 	Next          string
 	Created       TimeView
 	ReplayOf      string
+	// Replayed says what became of the delivery's replays, when it has
+	// some (nil otherwise).
+	Replayed *ReplayedView
 }
 
-func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, now time.Time) DeliveryRow {
-	return DeliveryRow{
+// deliveryRow shows d, whose last attempt is last (nil when it has none
+// or its answer's status says enough).
+func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, last *webhooks.Attempt, now time.Time) DeliveryRow {
+	r := DeliveryRow{
 		ID: d.ID, Link: deliveryPath(d.EndpointID, d.ID), EventID: d.EventID, EventType: d.EventType,
 		Test: d.EventType == webhooks.PingEventType, State: stateView(d), Attempts: d.AttemptCount,
-		LastResponse: responseText(d.LastResponseStatus), ResponseClass: responseClass(d.LastResponseStatus),
 		Next: nextText(d, scope, now), Created: timeView(d.Created, now), ReplayOf: d.ReplayOf,
 	}
+	if d.AttemptCount == 0 {
+		last = nil
+	}
+	r.LastResponse, r.ResponseClass = responseText(d.LastResponseStatus, last), responseClass(d.LastResponseStatus, last)
+	if last != nil {
+		r.ResponseTitle = last.Error
+	}
+	return r
+}
+
+// needsLastAttempt reports whether a delivery's row needs its last
+// attempt: when no status, or a 2xx that did not deliver it, says what
+// happened.
+func needsLastAttempt(d *webhooks.Delivery) bool {
+	if d.AttemptCount == 0 {
+		return false
+	}
+	s := d.LastResponseStatus
+	return s == 0 || (s >= 200 && s < 300 && d.Status != webhooks.DeliveryDelivered)
+}
+
+// ReplayedView is what became of a delivery's replays: the one that was
+// delivered, or else the newest.
+type ReplayedView struct {
+	Text  string // "Replayed: delivered to your endpoint"
+	Link  string
+	State StateView
+	When  TimeView // when that replay was made
+	Count int
+	// Confirm says that sending the event again must be confirmed: a
+	// replay was delivered, or is being sent. Question says which.
+	Confirm  bool
+	Question string
+}
+
+// replayedView shows the replays of d's event made after d (for an
+// original, all of its replays) among sameEvent, the deliveries of its
+// event to its endpoint; nil if there are none.
+func replayedView(d *webhooks.Delivery, sameEvent []*webhooks.Delivery, now time.Time) *ReplayedView {
+	original := cmp.Or(d.ReplayOf, d.ID)
+	var later []*webhooks.Delivery
+	for _, x := range sameEvent {
+		if x.ReplayOf == original && x.ID != d.ID && cmp.Or(x.Created.Compare(d.Created), strings.Compare(x.ID, d.ID)) > 0 {
+			later = append(later, x)
+		}
+	}
+	if len(later) == 0 {
+		return nil
+	}
+	slices.SortFunc(later, func(a, b *webhooks.Delivery) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	shown := later[len(later)-1]
+	if i := slices.IndexFunc(later, func(x *webhooks.Delivery) bool { return x.Status == webhooks.DeliveryDelivered }); i >= 0 {
+		shown = later[i]
+	}
+	v := &ReplayedView{Link: deliveryPath(shown.EndpointID, shown.ID), State: stateView(shown), When: timeView(shown.Created, now), Count: len(later)}
+	switch shown.Status {
+	case webhooks.DeliveryDelivered:
+		v.Text, v.Confirm = "Replayed: delivered to your endpoint", true
+		v.Question = "A replay already delivered this event to your endpoint."
+	case webhooks.DeliveryPending:
+		v.Text, v.Confirm = "Replayed: the replay is being sent", true
+		v.Question = "A replay of this event is being sent to your endpoint now."
+	case webhooks.DeliveryFailed:
+		v.Text = "Replayed: the replay failed too"
+	default:
+		v.Text = "Replayed: the replay " + strings.ToLower(v.State.Label)
+	}
+	return v
 }
 
 // Paths of the portal's pages.

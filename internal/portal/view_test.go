@@ -6,6 +6,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 func TestRelative(t *testing.T) {
@@ -81,9 +82,9 @@ func TestStats(t *testing.T) {
 		}
 	}
 	since := time.Date(2026, 10, 13, 10, 30, 0, 0, time.UTC)
-	counts := make([][3]int, statsBuckets)
-	counts[0] = [3]int{4, 0, 0}
-	counts[23] = [3]int{1, 2, 1}
+	counts := make([]hourCounts, statsBuckets)
+	counts[0] = hourCounts{delivered: 4}
+	counts[23] = hourCounts{delivered: 1, failed: 2, pending: 1}
 	c := chart(counts, since)
 	if len(c.Bars) != statsBuckets || c.Width != statsBuckets*10-2 {
 		t.Fatalf("chart: got %d bars, width %d", len(c.Bars), c.Width)
@@ -94,7 +95,154 @@ func TestStats(t *testing.T) {
 	if got := c.Bars[1].Segments; len(got) != 1 || got[0].Class != "empty" {
 		t.Errorf("empty hour: got %+v, want a baseline", got)
 	}
-	if got := c.Bars[23]; len(got.Segments) != 3 || got.Title != "09:30–10:30 UTC: 1 delivered, 2 failed, 1 pending" {
+	if got := c.Bars[23]; len(got.Segments) != 3 || got.Title != "09:30–10:30 UTC: 1 delivered, 0 retrying, 2 failed, 1 pending" {
 		t.Errorf("last hour: got %+v", got)
+	}
+}
+
+// A delivery being retried is not delivered: it counts against the rate,
+// and has its own segment.
+func TestStats_Retrying(t *testing.T) {
+	for _, tc := range []struct {
+		s    Stats
+		want string
+	}{
+		{Stats{Delivered: 72, Health: Health{Retrying: 4}}, "94.7%"},
+		{Stats{Health: Health{Retrying: 4}}, "0%"},
+		{Stats{Delivered: 9999, Health: Health{Retrying: 1}}, "99.9%"},
+		{Stats{Delivered: 3, Pending: 5}, "100%"}, // not attempted yet: no figure
+	} {
+		if got := tc.s.Rate(); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.s, got, tc.want)
+		}
+	}
+	counts := make([]hourCounts, statsBuckets)
+	counts[5] = hourCounts{delivered: 1, retrying: 2, failed: 1, pending: 1}
+	bar := chart(counts, time.Date(2026, 10, 13, 10, 30, 0, 0, time.UTC)).Bars[5]
+	var classes []string
+	for _, s := range bar.Segments {
+		classes = append(classes, s.Class)
+	}
+	if strings.Join(classes, " ") != "delivered pending retrying failed" || bar.Title != "15:30–16:30 UTC: 1 delivered, 2 retrying, 1 failed, 1 pending" {
+		t.Errorf("bar: got segments %v, title %q", classes, bar.Title)
+	}
+	s := Stats{Delivered: 1, Failed: 2, Pending: 3, Health: Health{Retrying: 4}}
+	if got := s.Summary(); got != "Last 24 hours: 1 delivered to the endpoint, 4 being retried, 2 failed, 3 pending." {
+		t.Errorf("summary: got %q", got)
+	}
+}
+
+func TestFailingSince(t *testing.T) {
+	first := time.Date(2026, 10, 14, 7, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		r    app.Retries
+		want time.Time
+	}{
+		{"nothing retried", app.Retries{}, time.Time{}},
+		{"never delivered", app.Retries{FirstFailed: first}, first},
+		{"delivered before it failed", app.Retries{FirstFailed: first, LastDelivered: first.Add(-time.Minute)}, first},
+		// Its receiver answers again: the rest wait for their schedule.
+		{"delivered since", app.Retries{FirstFailed: first, LastDelivered: first.Add(time.Minute)}, time.Time{}},
+	} {
+		if got := failingSince(tc.r); !got.Equal(tc.want) {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestHealth_Text(t *testing.T) {
+	failing := timeView(time.Date(2026, 10, 14, 7, 0, 0, 0, time.UTC), time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC))
+	for _, tc := range []struct {
+		h     Health
+		shown bool
+		want  string
+	}{
+		{Health{}, false, ""},
+		{Health{Retrying: 4, FailingSince: failing}, true, "4 deliveries of the last 24 hours are being retried on the schedule."},
+		{Health{Retrying: 1, FailingSince: failing}, true, "1 delivery of the last 24 hours is being retried on the schedule."},
+		{Health{Retrying: 2}, true, "2 deliveries of the last 24 hours wait for a retry on the schedule; your endpoint has accepted a delivery since they failed."},
+		{Health{FailingSince: failing}, true, ""},
+	} {
+		if got := tc.h.RetryingText(); got != tc.want || tc.h.Shown() != tc.shown {
+			t.Errorf("%+v: got %q, shown %t; want %q, %t", tc.h, got, tc.h.Shown(), tc.want, tc.shown)
+		}
+	}
+}
+
+// A pending delivery after a failed attempt is retrying; before its
+// first, or while a send by hand waits for its attempt, it is pending.
+func TestStateView_Retrying(t *testing.T) {
+	for _, tc := range []struct {
+		d    webhooks.Delivery
+		want string
+	}{
+		{webhooks.Delivery{Status: webhooks.DeliveryPending}, "Pending"},
+		{webhooks.Delivery{Status: webhooks.DeliveryPending, AttemptCount: 3}, "Retrying"},
+		{webhooks.Delivery{Status: webhooks.DeliveryPending, AttemptCount: 3, Manual: true}, "Pending"},
+		{webhooks.Delivery{Status: webhooks.DeliveryFailed, AttemptCount: 3}, "Failed"},
+	} {
+		if got := stateView(&tc.d).Label; got != tc.want {
+			t.Errorf("%s with %d attempts (manual %t): got %q, want %q", tc.d.Status, tc.d.AttemptCount, tc.d.Manual, got, tc.want)
+		}
+	}
+}
+
+// The kinds of error internal/delivery records, as the list names them.
+func TestErrorKind(t *testing.T) {
+	for _, tc := range []struct{ err, want string }{
+		{"timeout: no complete answer within the attempt timeout", "timeout"},
+		{"connection failed: connect: connection refused", "connection refused"},
+		{"connection failed: connect: no route to host", "no route to host"},
+		{"connection failed: connect: network is unreachable", "network unreachable"},
+		{`dns: no such host for "hooks.example.com"`, "host not found"},
+		{`dns: server misbehaving for "hooks.example.com"`, "DNS error"},
+		{"tls: failed to verify certificate: x509: certificate signed by unknown authority", "TLS certificate error"},
+		{"remote error: tls: handshake failure", "TLS error"},
+		{"incomplete answer: unexpected EOF", "incomplete answer"},
+		{"incomplete answer: timeout: no complete answer within the attempt timeout", "incomplete answer"},
+		{"read tcp 10.0.0.1:1234->10.0.0.2:443: read: connection reset by peer", "connection reset"},
+		{"EOF", "connection closed"},
+		{"connection failed: netguard: address not allowed: connection to 10.0.0.1:443 refused before connect: 10.0.0.1 is private", "address not allowed"},
+		{"something else", "connection error"},
+	} {
+		if got := errorKind(tc.err); got != tc.want {
+			t.Errorf("%q: got %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestResponseText(t *testing.T) {
+	refused := &webhooks.Attempt{Error: "connection failed: connect: connection refused"}
+	cut := &webhooks.Attempt{ResponseStatus: 200, Error: "incomplete answer: timeout: no complete answer within the attempt timeout"}
+	for _, tc := range []struct {
+		status      int
+		a           *webhooks.Attempt
+		text, class string
+	}{
+		{0, nil, "—", "code-none"},
+		{503, &webhooks.Attempt{ResponseStatus: 503}, "503", "code-bad"},
+		{200, &webhooks.Attempt{ResponseStatus: 200}, "200", "code-ok"},
+		{200, nil, "200", "code-ok"},
+		{0, refused, "connection refused", "code-bad code-words"},
+		{200, cut, "200, incomplete answer", "code-bad"},
+	} {
+		if text, class := responseText(tc.status, tc.a), responseClass(tc.status, tc.a); text != tc.text || class != tc.class {
+			t.Errorf("%d %+v: got %q %q, want %q %q", tc.status, tc.a, text, class, tc.text, tc.class)
+		}
+	}
+	for _, tc := range []struct {
+		a    *webhooks.Attempt
+		want string
+	}{
+		{&webhooks.Attempt{ResponseStatus: 503}, "the endpoint answered 503 Service Unavailable"},
+		{refused, "could not connect (connection refused)"},
+		{&webhooks.Attempt{Error: "timeout: no complete answer within the attempt timeout"}, "no complete answer within the attempt timeout"},
+		{&webhooks.Attempt{Error: `dns: no such host for "x.example"`}, "the endpoint's host name could not be resolved (host not found)"},
+		{cut, "the endpoint answered 200 OK, but its answer broke off"},
+	} {
+		if got := answerText(tc.a); got != tc.want {
+			t.Errorf("%+v: got %q, want %q", tc.a, got, tc.want)
+		}
 	}
 }

@@ -356,3 +356,26 @@ func prefixed(alias, cols string) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// LastAttempts implements app.Store: a delivery's last attempt is the one
+// its attempt_count numbers.
+func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webhooks.Attempt, error) {
+	if len(deliveryIDs) == 0 {
+		return nil, nil
+	}
+	return read(queryAll(ctx, s.pool, func(r scanner) (*webhooks.Attempt, error) {
+		var a webhooks.Attempt
+		var started pgtype.Timestamptz
+		var durMS int64
+		var status pgtype.Int4
+		var errText pgtype.Text
+		if err := r.Scan(&a.DeliveryID, &a.Number, &started, &durMS, &status, &errText, &a.Manual); err != nil {
+			return nil, err
+		}
+		a.StartedAt, a.Duration, a.ResponseStatus = fromTS(started), time.Duration(durMS)*time.Millisecond, int(status.Int32)
+		a.Error = errText.String
+		return &a, nil
+	}, `SELECT a.delivery_id::text, a.number, a.started_at, a.duration_ms, a.response_status, a.error, a.manual
+		FROM deliveries d JOIN attempts a ON a.delivery_id = d.id AND a.number = d.attempt_count
+		WHERE d.id = ANY ($1::uuid[])`, uuids(deliveryIDs)))
+}

@@ -258,3 +258,30 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 			AND (n.created, n.id) > (d.created, d.id))
 		ORDER BY d.created, d.id`, args...)
 }
+
+// LastAttempts implements app.Store: a delivery's last attempt is the one
+// its attempt_count numbers.
+func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webhooks.Attempt, error) {
+	if len(deliveryIDs) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(deliveryIDs))
+	for i, id := range deliveryIDs {
+		args[i] = id
+	}
+	return read(queryAll(ctx, s.read, func(r scanner) (*webhooks.Attempt, error) {
+		var a webhooks.Attempt
+		var started, status sql.NullInt64
+		var durMS int64
+		var errText sql.NullString
+		var manual int
+		if err := r.Scan(&a.DeliveryID, &a.Number, &started, &durMS, &status, &errText, &manual); err != nil {
+			return nil, err
+		}
+		a.StartedAt, a.Duration, a.ResponseStatus = fromMS(started), time.Duration(durMS)*time.Millisecond, int(status.Int64)
+		a.Error, a.Manual = errText.String, manual == 1
+		return &a, nil
+	}, `SELECT a.delivery_id, a.number, a.started_at, a.duration_ms, a.response_status, a.error, a.manual
+		FROM deliveries d JOIN attempts a ON a.delivery_id = d.id AND a.number = d.attempt_count
+		WHERE d.id IN (`+placeholders(len(deliveryIDs))+`)`, args...))
+}

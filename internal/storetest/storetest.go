@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testRetryDelivery(t, open)
 	testReplayDelivery(t, open)
 	testRecover(t, open)
+	testRetrying(t, open)
 	testClaims(t, open)
 	testRecordAttempts(t, open)
 	testHandOff(t, open)

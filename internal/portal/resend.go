@@ -1,0 +1,119 @@
+package portal
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// What the portal says around a send by hand: what became of a delivery's
+// replays, the question before sending an event again that already
+// arrived, and what a retry, replay or test event did.
+
+// replayed reads what became of d's replays, for a failed delivery of a
+// company endpoint (account endpoints retry the delivery itself): nil
+// when it has none.
+func (h *Handler) replayed(ctx context.Context, ep *webhooks.Endpoint, d *webhooks.Delivery, c *reqCtx) (*ReplayedView, error) {
+	if ep.Scope != webhooks.ScopeCompany || !d.Resendable() {
+		return nil, nil
+	}
+	sameEvent, err := h.cfg.App.EndpointEventDeliveries(ctx, ep, []*webhooks.Delivery{d})
+	if err != nil {
+		return nil, err
+	}
+	return replayedView(d, sameEvent[d.EventID], c.now), nil
+}
+
+// ConfirmResendPage asks before replaying an event that a replay already
+// delivered, or is sending.
+type ConfirmResendPage struct {
+	Base
+	Endpoint EndpointView
+	Delivery DeliveryRow
+	Replayed *ReplayedView
+	Action   string // where the confirmed form posts
+	Cancel   string
+	Label    string // "Replay"
+}
+
+// handleConfirmResend shows the question, or, when there is nothing to
+// confirm (no replay delivered or under way), the delivery.
+func (h *Handler) handleConfirmResend(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	ctx := r.Context()
+	oe, d, err := h.cfg.App.Delivery(ctx, c.caller, endpointRef(r), r.PathValue("delivery"))
+	if err != nil {
+		return err
+	}
+	replayed, err := h.replayed(ctx, oe.Endpoint, d, c)
+	if err != nil {
+		return err
+	}
+	path := deliveryPath(oe.ID, d.ID)
+	if replayed == nil || !replayed.Confirm {
+		return redirect(w, r, path, nil)
+	}
+	h.render(w, r, c, http.StatusOK, "confirm_resend", &ConfirmResendPage{
+		Base:     Base{Title: "Replay again?", Nav: "endpoints"},
+		Endpoint: endpointView(oe.Endpoint, oe.Company, c.now), Delivery: deliveryRow(d, oe.Scope, nil, c.now),
+		Replayed: replayed, Action: path + "/resend", Cancel: path, Label: resendLabel(oe.Scope),
+	})
+	return nil
+}
+
+// needsConfirm reports whether a resend of the delivery must be confirmed
+// first, and where that is asked.
+func (h *Handler) needsConfirm(ctx context.Context, r *http.Request, c *reqCtx) (string, bool, error) {
+	oe, d, err := h.cfg.App.Delivery(ctx, c.caller, endpointRef(r), r.PathValue("delivery"))
+	if err != nil {
+		return "", false, err
+	}
+	replayed, err := h.replayed(ctx, oe.Endpoint, d, c)
+	if err != nil || replayed == nil || !replayed.Confirm {
+		return "", false, err
+	}
+	return deliveryPath(oe.ID, d.ID) + "/resend", true, nil
+}
+
+// sendOutcome sets the page's message after a send by hand (the notice
+// of the redirect that ends one), from what became of the delivery since:
+// sent and not yet answered (the page reloads itself a while, until it
+// is), delivered, or failed, in the error style and saying how.
+func (p *DeliveryPage) sendOutcome(notice string, d *webhooks.Delivery, last *webhooks.Attempt, now time.Time) {
+	what := map[string]string{"retried": "Retry", "replayed": "Replay", "test_sent": "Test event"}[notice]
+	if what == "" {
+		return
+	}
+	// A send by hand is pending and marked manual until its attempt is
+	// recorded; a test event is a new delivery on the schedule.
+	waiting := d.Status == webhooks.DeliveryPending && (d.Manual || (notice == "test_sent" && d.AttemptCount == 0))
+	switch {
+	case waiting:
+		p.Info = map[string]string{
+			"retried":   "Retry sent: the same delivery makes one attempt now.",
+			"replayed":  "Replay sent: this new delivery, with the same event id and body, makes one attempt now.",
+			"test_sent": "Test event sent: a ping event with test: true, to this endpoint alone.",
+		}[notice] + " This page shows its answer when it comes; reload it if it does not."
+		if now.Sub(d.NextAttemptAt) < sendWatch {
+			p.Refresh = 2
+		}
+	case d.Reason == webhooks.ReasonEndpointDisabled || d.Reason == webhooks.ReasonEndpointDeleted:
+		p.Error = what + " not attempted. " + reasonText(d.Reason)
+	case d.Status == webhooks.DeliveryDelivered:
+		p.Notice = what + " delivered to your endpoint: " + answerText(last) + "."
+	case d.Status == webhooks.DeliveryPending:
+		p.Error = what + " attempted: " + answerText(last) + ". It is retried on the schedule."
+	default:
+		p.Error = what + " attempted: " + answerText(last) + "."
+	}
+}
+
+// sendWatch is how long after a send by hand its page reloads itself to
+// show the answer: longer than an attempt's timeout, so that a slow
+// endpoint's answer shows too, but not forever if the engine is behind.
+const sendWatch = 30 * time.Second
+
+// confirmed reports whether the resend form says it was confirmed.
+func confirmed(f url.Values) bool { return f.Get("confirm") == "yes" }
