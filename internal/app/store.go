@@ -34,6 +34,12 @@ type Store interface {
 	ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error)
 	// ListAudit lists an account's audit entries newest first.
 	ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error)
+	// ListAccounts lists every account, ListCompanies an account's
+	// companies and ListAPIKeys an account's keys (their hashes, never
+	// the keys), newest first.
+	ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error)
+	ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error)
+	ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error)
 	// Lists return EINVALID when p.StartingAfter is not an item of the
 	// list.
 
