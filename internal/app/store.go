@@ -67,6 +67,14 @@ type Store interface {
 	// case does not.
 	RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (event *webhooks.Event, deliveries []*webhooks.Delivery, created bool, err error)
 
+	// InitClusterKeys stores k unless the database has keys already, and
+	// returns the database's: the first process to start sets them for
+	// every other (processes starting together get the one stored).
+	InitClusterKeys(ctx context.Context, k *ClusterKeys) (*ClusterKeys, error)
+	// FindClusterKeys returns the database's keys. Returns ENOTFOUND
+	// before the first InitClusterKeys.
+	FindClusterKeys(ctx context.Context) (*ClusterKeys, error)
+
 	// InTx runs fn in one transaction, committed if fn returns nil.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
 }
@@ -136,6 +144,11 @@ type Tx interface {
 
 	// InsertAudit stores a complete audit entry.
 	InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error
+
+	// LockClusterKeys reads the database's keys, locked until commit.
+	// Returns ENOTFOUND. UpdateClusterKeys replaces them.
+	LockClusterKeys(ctx context.Context) (*ClusterKeys, error)
+	UpdateClusterKeys(ctx context.Context, k *ClusterKeys) error
 }
 
 // Engine is this process's delivery engine as a store hands it the

@@ -48,6 +48,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testAccounts(t, open)
 	testAPIKeys(t, open)
 	testAdminLists(t, open)
+	testClusterKeys(t, open)
 	testCompanies(t, open)
 	testEndpoints(t, open)
 	testRotateSecret(t, open)
