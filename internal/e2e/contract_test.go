@@ -47,6 +47,8 @@ import (
 
 func init() {
 	http.DefaultClient.Transport = &contractTransport{next: http.DefaultTransport}
+	// GET / answers a page to anyone that does not ask for JSON.
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 }
 
 // contract is the loaded document and what the calls exercised.
@@ -112,7 +114,7 @@ func exercised() map[string]map[int]int {
 
 // inContract reports whether a path is the API's (the document's).
 func inContract(path string) bool {
-	return strings.HasPrefix(path, "/v1/") || path == "/v1" || path == "/healthz" || path == "/readyz" || path == "/openapi.yaml"
+	return strings.HasPrefix(path, "/v1/") || path == "/v1" || path == "/" || path == "/healthz" || path == "/readyz" || path == "/openapi.yaml"
 }
 
 // contractTransport validates the API's requests and responses.
@@ -271,6 +273,8 @@ func TestContract(t *testing.T) {
 	ts := startService(t, "", opt)
 
 	// Operations.
+	checkIndex(t, ts)
+	ts.wantError(405, "method_not_allowed", "POST", "/", adminKey, nil)
 	ts.must(200, "GET", "/healthz", "", nil, nil)
 	ts.must(200, "GET", "/readyz", "", nil, nil)
 	resp, err := http.Get(ts.url + "/openapi.yaml")

@@ -57,6 +57,7 @@ func (s *Server) Handler() http.Handler {
 		s.registerDeliveryRoutes(mux, parent)
 	}
 	s.registerHealthRoutes(mux)
+	s.registerIndexRoutes(mux)
 	s.registerDocRoutes(mux)
 	s.registerPortalRoutes(mux)
 	for pattern, h := range s.Extra {
