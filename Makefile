@@ -17,8 +17,8 @@ test/short: ## run every test without the race detector (faster)
 bench: ## the throughput and latency figures of the README (30 s per scenario)
 	go run ./cmd/webhooks bench
 
-build: ## build the webhooks binary
-	go build -o webhooks ./cmd/webhooks
+build: ## build the webhooks binary (./webhooks), with its version and revision
+	go build -buildvcs=auto -o webhooks ./cmd/webhooks
 
 vet: ## go vet, gofmt and go mod tidy
 	go vet ./...
