@@ -228,7 +228,8 @@ func (c *contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if reqErr == nil && resp.StatusCode == http.StatusBadRequest {
 		var e apiError
 		json.Unmarshal(respBody, &e)
-		if e.Error.Code == "invalid_json" || (e.Error.Code == "unknown_field" && strings.HasPrefix(e.Error.Message, "Unknown field ")) {
+		unknown := strings.HasPrefix(e.Error.Message, "Unknown field ") || strings.Contains(e.Error.Message, " directly in ")
+		if e.Error.Code == "invalid_json" || (e.Error.Code == "unknown_field" && unknown) {
 			return fail("operation %s accepts a request body the service refused as %s", route.Operation.OperationID, e.Error.Code)
 		}
 	}
