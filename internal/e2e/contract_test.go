@@ -194,8 +194,8 @@ func (c *contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		record("404 (no such path)", resp.StatusCode)
 		return resp, nil
 	case errors.Is(routeErr, routers.ErrMethodNotAllowed):
-		if err := checkComponent("MethodNotAllowed", resp, respBody); err != nil || resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") == "" {
-			return fail("the document has no %s operation on this path, so it must answer its MethodNotAllowed response with an Allow header (%v)", req.Method, err)
+		if err := checkMethodNotAllowed(resp, respBody); err != nil {
+			return fail("the document has no %s operation on this path, so it must answer 405 method_not_allowed as the document's description says: %v", req.Method, err)
 		}
 		record("405 (no such method)", resp.StatusCode)
 		return resp, nil
@@ -255,6 +255,28 @@ func checkComponent(name string, resp *http.Response, body []byte) error {
 	return mt.Schema.Value.VisitJSON(v)
 }
 
+// checkMethodNotAllowed checks the answer to a method a path does not take,
+// as the document's description gives it (OpenAPI has no place for a
+// response of no operation): 405, an Allow header naming the methods the
+// path takes, and the error object with code method_not_allowed.
+func checkMethodNotAllowed(resp *http.Response, body []byte) error {
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") == "" || resp.Header.Get("Content-Type") != "application/json" {
+		return fmt.Errorf("got %d, Allow %q, Content-Type %q; want 405, an Allow header and JSON", resp.StatusCode, resp.Header.Get("Allow"), resp.Header.Get("Content-Type"))
+	}
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || e.Error.Code != "method_not_allowed" || e.Error.Message == "" {
+		return fmt.Errorf("want {\"error\": {\"code\": \"method_not_allowed\", \"message\": …}} (%v)", err)
+	}
+	return nil
+}
+
 func truncateBody(b []byte) string {
 	if len(b) > 300 {
 		return string(b[:300]) + "…"
@@ -276,6 +298,9 @@ func TestContract(t *testing.T) {
 	// Operations.
 	checkIndex(t, ts)
 	ts.wantError(405, "method_not_allowed", "POST", "/", adminKey, nil)
+	for _, path := range []string{"/", "/healthz", "/readyz", "/openapi.yaml"} {
+		ts.wantError(400, "unknown_field", "GET", path+"?verbose=1", "", nil)
+	}
 	ts.must(200, "GET", "/healthz", "", nil, nil)
 	ts.must(200, "GET", "/readyz", "", nil, nil)
 	resp, err := http.Get(ts.url + "/openapi.yaml")

@@ -35,7 +35,7 @@ const indexPage = `<!doctype html>
 
 func (s *Server) registerIndexRoutes(mux *http.ServeMux) {
 	// Needs no key: it tells where things are, nothing about any account.
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+	s.public(mux, "GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.Header.Get("Accept"), "application/json") {
 			out := indexJSON{Object: "index", Name: "Factuarea webhooks", Links: map[string]string{}}
 			for _, l := range indexLinks {
