@@ -42,6 +42,8 @@ func writeVersion(w io.Writer, info *debug.BuildInfo, ok bool) {
 		}
 	}
 	switch {
+	case rev == "" && info.Main.Version == "(devel)":
+		fmt.Fprintln(w, "revision not recorded: built outside a git clone, or with -buildvcs=false (make build records it)")
 	case rev == "":
 		fmt.Fprintln(w, "revision not recorded (the version names the release)")
 	default:

@@ -27,7 +27,9 @@ func TestWriteVersion(t *testing.T) {
 		{"module proxy, pseudo-version", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v0.2.1-0.20261201150308-b2e46cc1a2b3"}},
 			[]string{"webhooks v0.2.1-0.20261201150308-b2e46cc1a2b3\n", "revision b2e46cc1a2b3\n"}, "uncommitted"},
 		{"module proxy, release", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.4.0"}},
-			[]string{"webhooks v1.4.0\n", "revision not recorded"}, "committed"},
+			[]string{"webhooks v1.4.0\n", "revision not recorded (the version names the release)"}, "committed"},
+		{"no VCS stamp", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
+			[]string{"webhooks (devel)\n", "revision not recorded: built outside a git clone"}, "names the release"},
 	} {
 		var b bytes.Buffer
 		writeVersion(&b, &tc.info, true)

@@ -212,7 +212,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		store.Close()
 		return nil, fmt.Errorf("public URL %q must be an http or https URL, such as https://hooks.example.com", cfg.PublicURL)
 	}
-	keys, err := joinCluster(ctx, store, &cfg)
+	keys, err := joinCluster(ctx, store, &cfg, notifier != nil)
 	if err != nil {
 		store.Close()
 		return nil, err
@@ -250,8 +250,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 // joinCluster checks the admin key against the database's (making one
 // with NewAdminKey on a database that has none, when cfg has no key) and
 // returns the keys the process serves with. cfg.AdminKey is set to the key
-// in force.
-func joinCluster(ctx context.Context, store Backend, cfg *Config) (*app.ClusterKeys, error) {
+// in force. On a database several processes share, the first one says
+// that the others need its key.
+func joinCluster(ctx context.Context, store Backend, cfg *Config, shared bool) (*app.ClusterKeys, error) {
 	if cfg.AdminKey == "" {
 		has, err := app.HasClusterKeys(ctx, store)
 		if err != nil {
@@ -271,10 +272,10 @@ func joinCluster(ctx context.Context, store Backend, cfg *Config) (*app.ClusterK
 		}
 		return nil, fmt.Errorf("reading the admin key: %w", err)
 	}
-	switch outcome {
-	case app.KeysCreated:
+	switch {
+	case outcome == app.KeysCreated && shared:
 		cfg.Logger.Info("webhooks: this database's admin key is this process's: give every other process on it the same")
-	case app.KeysRotated:
+	case outcome == app.KeysRotated:
 		cfg.Logger.Warn("webhooks: admin key rotated: the previous key stops working on every process, and every portal session ends")
 	}
 	return keys, nil
