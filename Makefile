@@ -1,6 +1,6 @@
 # Run `make help` for the targets.
 
-.PHONY: help run test test/short bench build vet fmt
+.PHONY: help run test test/short bench build vet fmt tools
 
 help: ## show this help
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -8,20 +8,28 @@ help: ## show this help
 run: ## run the service on the embedded SQLite default (data/)
 	go run ./cmd/webhooks serve
 
-test: ## run every test with the race detector (needs PostgreSQL and MariaDB, see README), and the kits' own tests
+test: tools ## run every test with the race detector (needs PostgreSQL and MariaDB, see README), and the kits' own tests
 	kits/setup
 	go test -race -count=1 -timeout 15m ./...
 	kits/test
 
-test/short: ## run every test without the race detector (faster)
+test/short: tools ## run every test without the race detector (faster)
 	kits/setup
 	go test -count=1 ./...
+
+tools: tools/openapi-lint/node_modules/.installed ## install the pinned OpenAPI linter (Redocly CLI, npm ci)
+
+# npm ci installs exactly the lockfile's versions; it runs again only when
+# the lockfile changes.
+tools/openapi-lint/node_modules/.installed: tools/openapi-lint/package-lock.json
+	npm ci --prefix tools/openapi-lint --no-audit --no-fund
+	touch $@
 
 bench: ## the throughput and latency figures of the README (30 s per scenario)
 	go run ./cmd/webhooks bench
 
-build: ## build the webhooks binary
-	go build -o webhooks ./cmd/webhooks
+build: ## build the webhooks binary (./webhooks), with its version and revision
+	go build -buildvcs=auto -o webhooks ./cmd/webhooks
 
 vet: ## go vet, gofmt and go mod tidy
 	go vet ./...

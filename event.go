@@ -91,10 +91,10 @@ func (e *Event) Validate() error {
 	}
 	if e.IsAccountEvent() {
 		if e.AccountID == "" && e.CompanyID == "" {
-			return Errorf(EINVALID, "an %s event needs account_id (or a company_id whose account it is about).", e.Type)
+			return Errorf(EINVALID, "An event of type %s needs account_id (or a company_id whose account it is about).", e.Type)
 		}
 	} else if e.CompanyID == "" {
-		return Errorf(ECOMPANYREQUIRED, "a %s event must name a company: only account.* events may omit company_id.", e.Type)
+		return Errorf(ECOMPANYREQUIRED, "An event of type %s must name a company in company_id: only account.* events may omit it.", e.Type)
 	}
 	if err := CheckLength("correlation_id", e.CorrelationID, MaxCorrelationIDLength); err != nil {
 		return err

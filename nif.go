@@ -36,18 +36,18 @@ func NormalizeNIF(nif string) (string, error) {
 		if control == dniLetters[atoi(n[:8])%23] {
 			return n, nil
 		}
-		return "", Errorf(EINVALIDNIF, "nif %q has a wrong control letter.", nif)
+		return "", Errorf(EINVALIDNIF, "nif %q has a wrong control letter: the last letter of a DNI-based NIF follows from its 8 digits, so a digit or the letter was mistyped.", nif)
 	case first == 'X' || first == 'Y' || first == 'Z':
 		num := string(rune('0'+strings.IndexByte("XYZ", first))) + n[1:8]
 		if control == dniLetters[atoi(num)%23] {
 			return n, nil
 		}
-		return "", Errorf(EINVALIDNIF, "nie %q has a wrong control letter.", nif)
+		return "", Errorf(EINVALIDNIF, "nif %q is a NIE with a wrong control letter: the last letter follows from the first letter and the 7 digits, so one of them was mistyped.", nif)
 	case first == 'K' || first == 'L' || first == 'M':
 		if control == dniLetters[atoi(n[1:8])%23] {
 			return n, nil
 		}
-		return "", Errorf(EINVALIDNIF, "nif %q has a wrong control letter.", nif)
+		return "", Errorf(EINVALIDNIF, "nif %q has a wrong control letter: the last letter of a K, L or M NIF follows from its 7 digits, so a digit or the letter was mistyped.", nif)
 	case strings.IndexByte("ABCDEFGHJNPQRSUVW", first) >= 0:
 		digit := cifControl(n[1:8])
 		letter := cifLetters[digit]
@@ -63,7 +63,7 @@ func NormalizeNIF(nif string) (string, error) {
 		if ok {
 			return n, nil
 		}
-		return "", Errorf(EINVALIDNIF, "cif %q has a wrong control character.", nif)
+		return "", Errorf(EINVALIDNIF, "nif %q is a CIF with a wrong control character: the last character follows from the 7 digits, so a digit or the last character was mistyped.", nif)
 	}
 	return "", Errorf(EINVALIDNIF, "nif %q is not a NIF, NIE or CIF.", nif)
 }

@@ -1,6 +1,7 @@
 package webhooks_test
 
 import (
+	"strings"
 	"testing"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -121,5 +122,23 @@ func TestNormalizeNIF_Company(t *testing.T) {
 	c = &webhooks.Company{AccountID: webhooks.NewID(), NIF: "B12345675", Name: "Acme SL"}
 	if code := webhooks.ErrorCode(c.Validate()); code != webhooks.EINVALIDNIF {
 		t.Errorf("wrong control digit: got code %q, want %s", code, webhooks.EINVALIDNIF)
+	}
+}
+
+// TestNormalizeNIF_MessageNamesField: every refusal names the field the
+// caller sent, nif, whatever kind of number it is (the CIF and NIE
+// messages said "cif" and "nie"), and says the control character is wrong.
+func TestNormalizeNIF_MessageNamesField(t *testing.T) {
+	for nif, kind := range map[string]string{
+		"12345678A": "", "X1234567A": "NIE", "K1234567A": "", "B12345675": "CIF", "12": "", "I12345674": "",
+	} {
+		_, err := webhooks.NormalizeNIF(nif)
+		msg := webhooks.ErrorMessage(err)
+		if webhooks.ErrorCode(err) != webhooks.EINVALIDNIF || !strings.HasPrefix(msg, "nif \""+nif+"\" ") {
+			t.Errorf("NormalizeNIF(%q): got %s %q, want invalid_nif naming the field nif", nif, webhooks.ErrorCode(err), msg)
+		}
+		if kind != "" && !strings.Contains(msg, "is a "+kind+" with a wrong control") {
+			t.Errorf("NormalizeNIF(%q): got %q, want it to say it is a %s with a wrong control character", nif, msg, kind)
+		}
 	}
 }

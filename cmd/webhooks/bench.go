@@ -58,7 +58,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		fs.PrintDefaults()
 	}
 	url := fs.String("url", "", "a running service's base `URL` (default: run one in-process on a fresh SQLite file per scenario)")
-	adminKey := fs.String("admin-key", os.Getenv("WEBHOOKS_ADMIN_KEY"), "the running service's admin key (WEBHOOKS_ADMIN_KEY)")
+	adminKey := fs.String("admin-key", os.Getenv("WEBHOOKS_ADMIN_KEY"), "with -url, the running service's admin key; with -database, the database's (default: one derived from -database, the same at every run) (WEBHOOKS_ADMIN_KEY)")
 	database := fs.String("database", "", "a postgres:// URL instead of a fresh SQLite file per scenario")
 	processes := fs.Int("processes", 0, "run this many 'webhooks serve' processes instead of the in-process service, and measure their own CPU: several need -database postgres://…, one runs on a fresh SQLite file per scenario without it")
 	serve := fs.String("serve", "", "with -processes: the webhooks `binary` whose serve processes run (default: this one), to compare builds")

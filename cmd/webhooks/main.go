@@ -3,6 +3,8 @@
 //	webhooks serve   run the API, the portal and the delivery workers
 //	webhooks bench   measure registration and delivery throughput
 //	webhooks probe   test a webhook receiver from outside
+//	webhooks listen  print what a receiver gets, for trying the service out
+//	webhooks version print the version and the revision it was built from
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -23,6 +26,7 @@ Commands:
   bench   measure registration and delivery throughput
   probe   test a webhook receiver from outside
   listen  a receiver that prints what it gets, for trying the service out
+  version print the version and the revision it was built from (also --version)
 
 Run "webhooks <command> -h" for a command's flags.
 `
@@ -55,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return (&ListenCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
 	case "probe":
 		return (&ProbeCommand{Out: stdout}).Run(ctx, args[1:])
+	case "version", "-version", "--version":
+		info, ok := debug.ReadBuildInfo()
+		writeVersion(stdout, info, ok)
+		return nil
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -17,6 +17,7 @@ import (
 	"crypto/subtle"
 	"log/slog"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -37,7 +38,8 @@ type Config struct {
 	URLs URLChecker
 	// AllowHTTP lets live-mode endpoints use plain http.
 	AllowHTTP bool
-	// AdminKey is the platform's key; empty accepts no admin.
+	// AdminKey is the platform's key; empty accepts no admin until
+	// JoinCluster's keys are given to UseKeys.
 	AdminKey string
 	// Sessions signs portal links; PublicURL is the base of those links.
 	Sessions  *session.Signer
@@ -56,8 +58,12 @@ type Config struct {
 
 // App runs the use cases. Its methods are safe for concurrent use.
 type App struct {
-	cfg       Config
-	adminHash [32]byte
+	cfg Config
+	// adminHash is the hash of the admin key accepted now (nil: none), and
+	// portalKey the cluster's portal key in use (nil: Sessions' own); both
+	// change when another process rotates the admin key.
+	adminHash atomic.Pointer[[32]byte]
+	portalKey atomic.Pointer[[]byte]
 }
 
 // New returns an App.
@@ -74,7 +80,12 @@ func New(cfg Config) *App {
 	if cfg.Registered == nil {
 		cfg.Registered = func() {}
 	}
-	return &App{cfg: cfg, adminHash: hashKey(cfg.AdminKey)}
+	a := &App{cfg: cfg}
+	if cfg.AdminKey != "" {
+		h := hashKey(cfg.AdminKey)
+		a.adminHash.Store(&h)
+	}
+	return a
 }
 
 // Caller is who asks: the admin, an account's API key, or a portal
@@ -120,7 +131,7 @@ func (a *App) Authenticate(ctx context.Context, key string) (Caller, error) {
 		return Caller{}, webhooks.Errorf(webhooks.EUNAUTHORIZED, "Send your API key as Authorization: Bearer <key>.")
 	}
 	h := hashKey(key)
-	if a.cfg.AdminKey != "" && subtle.ConstantTimeCompare(h[:], a.adminHash[:]) == 1 {
+	if admin := a.adminHash.Load(); admin != nil && subtle.ConstantTimeCompare(h[:], admin[:]) == 1 {
 		return Admin(), nil
 	}
 	k, err := a.cfg.Store.FindAPIKey(ctx, h[:])

@@ -34,6 +34,12 @@ type Store interface {
 	ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error)
 	// ListAudit lists an account's audit entries newest first.
 	ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error)
+	// ListAccounts lists every account, ListCompanies an account's
+	// companies and ListAPIKeys an account's keys (their hashes, never
+	// the keys), newest first.
+	ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error)
+	ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error)
+	ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error)
 	// Lists return EINVALID when p.StartingAfter is not an item of the
 	// list.
 
@@ -72,6 +78,14 @@ type Store interface {
 	// to this process's engine, or wakes it for them (see Engine): the use
 	// case does not.
 	RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (event *webhooks.Event, deliveries []*webhooks.Delivery, created bool, err error)
+
+	// InitClusterKeys stores k unless the database has keys already, and
+	// returns the database's: the first process to start sets them for
+	// every other (processes starting together get the one stored).
+	InitClusterKeys(ctx context.Context, k *ClusterKeys) (*ClusterKeys, error)
+	// FindClusterKeys returns the database's keys. Returns ENOTFOUND
+	// before the first InitClusterKeys.
+	FindClusterKeys(ctx context.Context) (*ClusterKeys, error)
 
 	// InTx runs fn in one transaction, committed if fn returns nil.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
@@ -142,6 +156,11 @@ type Tx interface {
 
 	// InsertAudit stores a complete audit entry.
 	InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error
+
+	// LockClusterKeys reads the database's keys, locked until commit.
+	// Returns ENOTFOUND. UpdateClusterKeys replaces them.
+	LockClusterKeys(ctx context.Context) (*ClusterKeys, error)
+	UpdateClusterKeys(ctx context.Context, k *ClusterKeys) error
 }
 
 // Engine is this process's delivery engine as a store hands it the

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -56,6 +57,8 @@ type Scenario struct {
 type Config struct {
 	// URL and AdminKey of a running service; empty runs one in-process on
 	// a fresh SQLite file per scenario (or on Database, for PostgreSQL).
+	// Without URL, AdminKey is the key the service runs with: on Database
+	// it must be the database's (see adminKey).
 	URL      string
 	AdminKey string
 	Database string
@@ -382,6 +385,24 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	return res, nil
 }
 
+// adminKey is the key the benchmark's service runs with: the one given;
+// on a database of the caller's, one derived from its setting, so that
+// every scenario and every run on it has the same (a database keeps the
+// admin key its first process had, and refuses any other); on a fresh
+// SQLite file, a random one.
+func adminKey(cfg Config) string {
+	if cfg.AdminKey != "" {
+		return cfg.AdminKey
+	}
+	if cfg.Database != "" {
+		sum := sha256.Sum256([]byte("webhooks bench " + cfg.Database))
+		return "bench_" + base64.RawURLEncoding.EncodeToString(sum[:24])
+	}
+	var raw [24]byte
+	rand.Read(raw[:])
+	return "bench_" + base64.RawURLEncoding.EncodeToString(raw[:])
+}
+
 // startService runs the service in this process on a fresh database.
 func startService(ctx context.Context, cfg Config) (stop func(), url, key string, err error) {
 	dir, err := os.MkdirTemp("", "webhooks-bench-")
@@ -392,9 +413,7 @@ func startService(ctx context.Context, cfg Config) (stop func(), url, key string
 	if db == "" {
 		db = filepath.Join(dir, "webhooks.db")
 	}
-	var raw [24]byte
-	rand.Read(raw[:])
-	key = "bench_" + base64.RawURLEncoding.EncodeToString(raw[:])
+	key = adminKey(cfg)
 	svc, err := service.Open(ctx, service.Config{
 		Database:      db,
 		AdminKey:      key,

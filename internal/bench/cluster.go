@@ -3,8 +3,6 @@ package bench
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -49,9 +47,7 @@ func startCluster(ctx context.Context, cfg Config) (*cluster, error) {
 			return nil, err
 		}
 	}
-	var raw [24]byte
-	rand.Read(raw[:])
-	c.key = "bench_" + base64.RawURLEncoding.EncodeToString(raw[:])
+	c.key = adminKey(cfg)
 	for range cfg.Processes {
 		cmd := exec.CommandContext(ctx, exe, "serve")
 		cmd.Env = append(os.Environ(), "WEBHOOKS_DATABASE="+db, "WEBHOOKS_ADMIN_KEY="+c.key,

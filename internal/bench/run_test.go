@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/factuarea/webhooks/internal/pgtest"
 )
 
 // TestRun_InProcess: a short scenario against the in-process service
@@ -36,5 +38,31 @@ func TestRun_InProcess(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "smoke (200/s)") || !strings.Contains(out.String(), "1 event per request") {
 		t.Errorf("output lacks the scenario's row or the batch size:\n%s", out.String())
+	}
+}
+
+// TestRun_TwiceOnOneDatabase: every scenario, and every run, on a
+// PostgreSQL database of the caller's runs with the same admin key. The
+// database keeps the first process's key and refuses another, so a random
+// key per scenario made the second one fail to start.
+func TestRun_TwiceOnOneDatabase(t *testing.T) {
+	db := pgtest.SchemaURL(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for run := range 2 {
+		var out bytes.Buffer
+		results, err := Run(ctx, Config{
+			Database:  db,
+			Duration:  200 * time.Millisecond,
+			Producers: 2,
+			Scenarios: []Scenario{{Name: "first", Endpoints: 1, Rate: 50}, {Name: "second", Endpoints: 1, Rate: 50}},
+			Out:       &out,
+		})
+		if err != nil {
+			t.Fatalf("run %d: %v\n%s", run+1, err, out.String())
+		}
+		if len(results) != 2 || results[1].Events == 0 {
+			t.Errorf("run %d: got %+v, want both scenarios to register events", run+1, results)
+		}
 	}
 }

@@ -47,6 +47,8 @@ import (
 
 func init() {
 	http.DefaultClient.Transport = &contractTransport{next: http.DefaultTransport}
+	// GET / answers a page to anyone that does not ask for JSON.
+	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 }
 
 // contract is the loaded document and what the calls exercised.
@@ -112,7 +114,7 @@ func exercised() map[string]map[int]int {
 
 // inContract reports whether a path is the API's (the document's).
 func inContract(path string) bool {
-	return strings.HasPrefix(path, "/v1/") || path == "/v1" || path == "/healthz" || path == "/readyz" || path == "/openapi.yaml"
+	return strings.HasPrefix(path, "/v1/") || path == "/v1" || path == "/" || path == "/healthz" || path == "/readyz" || path == "/openapi.yaml"
 }
 
 // contractTransport validates the API's requests and responses.
@@ -192,8 +194,8 @@ func (c *contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 		record("404 (no such path)", resp.StatusCode)
 		return resp, nil
 	case errors.Is(routeErr, routers.ErrMethodNotAllowed):
-		if err := checkComponent("MethodNotAllowed", resp, respBody); err != nil || resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") == "" {
-			return fail("the document has no %s operation on this path, so it must answer its MethodNotAllowed response with an Allow header (%v)", req.Method, err)
+		if err := checkMethodNotAllowed(resp, respBody); err != nil {
+			return fail("the document has no %s operation on this path, so it must answer 405 method_not_allowed as the document's description says: %v", req.Method, err)
 		}
 		record("405 (no such method)", resp.StatusCode)
 		return resp, nil
@@ -226,7 +228,8 @@ func (c *contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if reqErr == nil && resp.StatusCode == http.StatusBadRequest {
 		var e apiError
 		json.Unmarshal(respBody, &e)
-		if e.Error.Code == "invalid_json" || (e.Error.Code == "unknown_field" && strings.HasPrefix(e.Error.Message, "Unknown field ")) {
+		unknown := strings.HasPrefix(e.Error.Message, "Unknown field ") || strings.Contains(e.Error.Message, " directly in ")
+		if e.Error.Code == "invalid_json" || (e.Error.Code == "unknown_field" && unknown) {
 			return fail("operation %s accepts a request body the service refused as %s", route.Operation.OperationID, e.Error.Code)
 		}
 	}
@@ -252,6 +255,28 @@ func checkComponent(name string, resp *http.Response, body []byte) error {
 	return mt.Schema.Value.VisitJSON(v)
 }
 
+// checkMethodNotAllowed checks the answer to a method a path does not take,
+// as the document's description gives it (OpenAPI has no place for a
+// response of no operation): 405, an Allow header naming the methods the
+// path takes, and the error object with code method_not_allowed.
+func checkMethodNotAllowed(resp *http.Response, body []byte) error {
+	if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") == "" || resp.Header.Get("Content-Type") != "application/json" {
+		return fmt.Errorf("got %d, Allow %q, Content-Type %q; want 405, an Allow header and JSON", resp.StatusCode, resp.Header.Get("Allow"), resp.Header.Get("Content-Type"))
+	}
+	var e struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&e); err != nil || e.Error.Code != "method_not_allowed" || e.Error.Message == "" {
+		return fmt.Errorf("want {\"error\": {\"code\": \"method_not_allowed\", \"message\": …}} (%v)", err)
+	}
+	return nil
+}
+
 func truncateBody(b []byte) string {
 	if len(b) > 300 {
 		return string(b[:300]) + "…"
@@ -271,6 +296,11 @@ func TestContract(t *testing.T) {
 	ts := startService(t, "", opt)
 
 	// Operations.
+	checkIndex(t, ts)
+	ts.wantError(405, "method_not_allowed", "POST", "/", adminKey, nil)
+	for _, path := range []string{"/", "/healthz", "/readyz", "/openapi.yaml"} {
+		ts.wantError(400, "unknown_field", "GET", path+"?verbose=1", "", nil)
+	}
 	ts.must(200, "GET", "/healthz", "", nil, nil)
 	ts.must(200, "GET", "/readyz", "", nil, nil)
 	resp, err := http.Get(ts.url + "/openapi.yaml")
@@ -302,7 +332,12 @@ func TestContract(t *testing.T) {
 	ts.wantError(413, "request_too_large", "POST", "/v1/accounts", adminKey, big)
 	ts.wantError(422, "invalid_provisioning", "POST", "/v1/accounts", adminKey, object{"name": "X", "provisioned_by": managed["id"]})
 	ts.wantError(422, "invalid_provisioning", "POST", "/v1/accounts", adminKey, object{"name": "X", "provisioned_by": "nope"})
-	ts.wantError(405, "method_not_allowed", "GET", "/v1/accounts", adminKey, nil)
+	ts.must(200, "GET", "/v1/accounts?limit=2", adminKey, nil, nil)
+	ts.wantError(400, "invalid_request", "GET", "/v1/accounts?limit=0", adminKey, nil)
+	ts.wantError(400, "unknown_field", "GET", "/v1/accounts?name=Acme", adminKey, nil)
+	ts.wantError(401, "unauthorized", "GET", "/v1/accounts", "", nil)
+	ts.wantError(403, "forbidden", "GET", "/v1/accounts", acme.key, nil)
+	ts.wantError(405, "method_not_allowed", "DELETE", "/v1/accounts", adminKey, nil)
 
 	a := "/v1/accounts/" + acme.accountID
 	ts.must(200, "GET", a, acme.key, nil, nil)
@@ -325,7 +360,20 @@ func TestContract(t *testing.T) {
 	ts.wantError(404, "not_found", "DELETE", a+"/api_keys/"+key["id"].(string), adminKey, nil)
 	ts.wantError(403, "forbidden", "DELETE", a+"/api_keys/"+key["id"].(string), acme.key, nil)
 	ts.wantError(401, "unauthorized", "DELETE", a+"/api_keys/"+key["id"].(string), "", nil)
-	ts.wantError(405, "method_not_allowed", "GET", a+"/api_keys", adminKey, nil)
+	ts.must(200, "GET", a+"/api_keys?limit=1", adminKey, nil, nil)
+	ts.wantError(400, "invalid_request", "GET", a+"/api_keys?starting_after="+webhookID(), adminKey, nil)
+	ts.wantError(400, "unknown_field", "GET", a+"/api_keys?key=x", adminKey, nil)
+	ts.wantError(401, "unauthorized", "GET", a+"/api_keys", "", nil)
+	ts.wantError(403, "forbidden", "GET", a+"/api_keys", acme.key, nil)
+	ts.wantError(404, "not_found", "GET", "/v1/accounts/"+webhookID()+"/api_keys", adminKey, nil)
+	ts.wantError(405, "method_not_allowed", "PUT", a+"/api_keys", adminKey, nil)
+	ts.must(200, "GET", a+"/companies", adminKey, nil, nil)
+	ts.wantError(400, "invalid_request", "GET", a+"/companies?limit=101", adminKey, nil)
+	ts.wantError(400, "unknown_field", "GET", a+"/companies?nif=B12345674", adminKey, nil)
+	ts.wantError(401, "unauthorized", "GET", a+"/companies", "", nil)
+	ts.wantError(403, "forbidden", "GET", a+"/companies", acme.key, nil)
+	ts.wantError(404, "not_found", "GET", "/v1/accounts/"+webhookID()+"/companies", adminKey, nil)
+	ts.wantError(405, "method_not_allowed", "POST", a+"/companies", adminKey, nil)
 
 	var session object
 	ts.must(201, "POST", a+"/portal_sessions", adminKey, nil, &session)

@@ -94,8 +94,11 @@ var endpointParents = []string{"/v1/companies/{company}", "/v1/accounts/{account
 var apiRoutes = func() []apiRoute {
 	routes := []apiRoute{
 		{method: "POST", pattern: "/v1/accounts", admin: true, body: func(v objectIDs) any { return object{"name": "Mallory"} }},
+		{method: "GET", pattern: "/v1/accounts", admin: true},
 		{method: "GET", pattern: "/v1/accounts/{account}"},
+		{method: "GET", pattern: "/v1/accounts/{account}/companies", admin: true},
 		{method: "POST", pattern: "/v1/accounts/{account}/api_keys", admin: true},
+		{method: "GET", pattern: "/v1/accounts/{account}/api_keys", admin: true},
 		{method: "DELETE", pattern: "/v1/accounts/{account}/api_keys/{key}", admin: true},
 		{method: "POST", pattern: "/v1/accounts/{account}/portal_sessions", admin: true},
 		{method: "GET", pattern: "/v1/accounts/{account}/audit_log"},

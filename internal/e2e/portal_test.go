@@ -443,8 +443,9 @@ func TestPortal_Browser(t *testing.T) {
 	t.Logf("browser test ran in %s", time.Since(start).Round(time.Millisecond))
 }
 
-// TestPortal_ExpiredLink: an expired or tampered link shows the page that
-// says to ask for a new one.
+// TestPortal_ExpiredLink: a tampered link, and the portal without a
+// session, show the page that says to ask for a new link: the tampered
+// one says it is not valid, the other that the session expired.
 func TestPortal_ExpiredLink(t *testing.T) {
 	ts := startPortalService(t)
 	a := ts.newAccount("Expired", "", "")
@@ -457,13 +458,13 @@ func TestPortal_ExpiredLink(t *testing.T) {
 	if tampered == link {
 		tampered = link[:len(link)-3] + "BBB"
 	}
-	for _, u := range []string{tampered, ts.url + "/portal/"} {
+	for u, want := range map[string]string{tampered: "This link is not valid", ts.url + "/portal/": "Your session has expired"} {
 		resp := read(t, ctx, chromedp.NavigateResponse(u))
 		if resp.Status != 401 {
 			t.Errorf("%s: got %d, want 401", u, resp.Status)
 		}
-		if text := mainText(t, ctx); !strings.Contains(text, "Your session has expired") || !strings.Contains(text, "new link") {
-			t.Errorf("%s: got %q", u, text)
+		if text := mainText(t, ctx); !strings.Contains(text, want) || !strings.Contains(text, "new link") {
+			t.Errorf("%s: got %q, want %q and to ask for a new link", u, text, want)
 		}
 	}
 }

@@ -8,8 +8,11 @@ import (
 
 func (s *Server) registerAccountRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /v1/accounts", s.handleCreateAccount)
+	s.list(mux, "GET /v1/accounts", s.handleListAccounts)
 	s.handle(mux, "GET /v1/accounts/{account}", s.handleGetAccount)
+	s.list(mux, "GET /v1/accounts/{account}/companies", s.handleListCompanies)
 	s.handle(mux, "POST /v1/accounts/{account}/api_keys", s.handleCreateAPIKey)
+	s.list(mux, "GET /v1/accounts/{account}/api_keys", s.handleListAPIKeys)
 	s.handle(mux, "DELETE /v1/accounts/{account}/api_keys/{key}", s.handleRevokeAPIKey)
 	s.list(mux, "GET /v1/accounts/{account}/audit_log", s.handleListAudit)
 }
@@ -27,6 +30,48 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, c a
 		return err
 	}
 	writeJSON(w, http.StatusCreated, accountObject(a))
+	return nil
+}
+
+func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	q := newQuery(r)
+	p := q.page()
+	if q.err != nil {
+		return q.err
+	}
+	l, err := s.App.ListAccounts(r.Context(), c, p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(l, accountObject))
+	return nil
+}
+
+func (s *Server) handleListCompanies(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	q := newQuery(r)
+	p := q.page()
+	if q.err != nil {
+		return q.err
+	}
+	l, err := s.App.ListCompanies(r.Context(), c, r.PathValue("account"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(l, companyObject))
+	return nil
+}
+
+func (s *Server) handleListAPIKeys(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	q := newQuery(r)
+	p := q.page()
+	if q.err != nil {
+		return q.err
+	}
+	l, err := s.App.ListAPIKeys(r.Context(), c, r.PathValue("account"), p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(l, apiKeyObject))
 	return nil
 }
 
@@ -48,7 +93,9 @@ func (s *Server) handleCreateAPIKey(w http.ResponseWriter, r *http.Request, c ap
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, apiKeyJSON{ID: k.ID, Object: "api_key", AccountID: k.AccountID, Key: key, Created: k.Created.Unix()})
+	out := apiKeyObject(k)
+	out.Key = key
+	writeJSON(w, http.StatusCreated, out)
 	return nil
 }
 

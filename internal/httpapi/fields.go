@@ -13,9 +13,11 @@ import (
 // checkFields refuses what encoding/json lets through into v: a field
 // name that matches one of v's only when case is ignored ({"NAME": …} for
 // "name"), and a field given twice, whose first value the decoder drops
-// silently (and which two parsers may read differently). raw has decoded
-// into v without error, so it is valid JSON: one pass over it, without
-// allocating, checks the names (this runs on every request).
+// silently (and which two parsers may read differently). raw is valid
+// JSON (it has decoded into v, or failed only on an unknown field): one
+// pass over it, without allocating, checks the names (this runs on every
+// request). It also names an unknown field with its path, which the
+// decoder's error does not.
 func checkFields(raw []byte, v any) error {
 	s := &jsonScanner{b: raw}
 	s.space()
@@ -122,6 +124,9 @@ func (s *jsonScanner) object(t reflect.Type, path string) error {
 					return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown field %q: field names are case-sensitive; did you mean %q?", path+string(key), path+name)
 				}
 			}
+			// Only a decoder that refused the field gets here: name it
+			// with its path.
+			return unknownField(fields, path, string(key))
 		}
 		for _, k := range seen[:min(n, len(seen))] {
 			if bytes.Equal(k, key) {
@@ -143,6 +148,20 @@ func (s *jsonScanner) object(t reflect.Type, path string) error {
 	}
 	s.i++ // }
 	return nil
+}
+
+// unknownField is the error of key, a field that fields (an object's at
+// path) do not have. In an object of one field, such as data and its
+// object, an unknown field is most likely content that belongs inside
+// that field: say so.
+func unknownField(fields map[string]reflect.Type, path, key string) error {
+	if len(fields) == 1 && path != "" {
+		for only := range fields {
+			obj := strings.TrimSuffix(path, ".")
+			return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "%s must be {%q: {…}}: found %q directly in %s.", obj, only, key, obj)
+		}
+	}
+	return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown field %q.", path+key)
 }
 
 // key reads an object's key: the string at s.i, unescaped when it holds

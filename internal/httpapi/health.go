@@ -11,10 +11,10 @@ import (
 func (s *Server) registerHealthRoutes(mux *http.ServeMux) {
 	// healthz: the process serves. readyz: and its database answers, so a
 	// load balancer stops sending traffic to a process that cannot store.
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	s.public(mux, "GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	s.public(mux, "GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := s.Ping(ctx); err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -85,6 +86,11 @@ func decodeBytes(b []byte, v any) error {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		// The body is valid JSON (the decoder checks it all first): the
+		// scan names the field with its path.
+		if ferr := checkFields(b, v); ferr != nil {
+			return ferr
+		}
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "Unknown field %s.", field)
 	case errors.As(err, &typeErr):
@@ -92,10 +98,35 @@ func decodeBytes(b []byte, v any) error {
 			return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body must be a JSON object.")
 		}
 		return webhooks.Errorf(webhooks.EINVALID, "Field %s must be %s, not %s.", typeErr.Field, jsonKind(typeErr.Type.Kind().String()), typeErr.Value)
-	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF), err.Error() == "trailing data":
-		return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON.")
+	case errors.As(err, &syntaxErr):
+		// The decoder's offset is the byte it read last, the one at fault.
+		msg := strings.TrimPrefix(syntaxErr.Error(), "json: ")
+		return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON: %s, at %s.", msg, position(b, syntaxErr.Offset-1))
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON: it ends at %s before the JSON is complete (a missing } or ], or a string left open).", position(b, int64(len(b))))
+	case err.Error() == "trailing data":
+		at := dec.InputOffset()
+		for at < int64(len(b)) && (b[at] == ' ' || b[at] == '\t' || b[at] == '\n' || b[at] == '\r') {
+			at++
+		}
+		return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON: more follows the object, at %s: send one JSON object.", position(b, at))
 	}
 	return webhooks.Errorf(webhooks.EINVALIDJSON, "The request body is not valid JSON: %s.", err.Error())
+}
+
+// position writes where byte offset of b is, as a person finds it in the
+// body: line and column (counted in characters), and the byte offset.
+func position(b []byte, offset int64) string {
+	offset = max(0, min(offset, int64(len(b))))
+	line, col := 1, 1
+	for _, r := range string(b[:offset]) {
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	return fmt.Sprintf("line %d, column %d (byte %d)", line, col, offset)
 }
 
 func jsonKind(goKind string) string {

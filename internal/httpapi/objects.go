@@ -22,12 +22,17 @@ func accountObject(a *webhooks.Account) accountJSON {
 	return accountJSON{ID: a.ID, Object: "account", Name: a.Name, ProvisionedBy: optional(a.ProvisionedBy), Created: a.Created.Unix()}
 }
 
+// apiKeyJSON has the key itself only in the answer that creates it.
 type apiKeyJSON struct {
 	ID        string `json:"id"`
 	Object    string `json:"object"`
 	AccountID string `json:"account_id"`
 	Key       string `json:"key,omitempty"`
 	Created   int64  `json:"created"`
+}
+
+func apiKeyObject(k *webhooks.APIKey) apiKeyJSON {
+	return apiKeyJSON{ID: k.ID, Object: "api_key", AccountID: k.AccountID, Created: k.Created.Unix()}
 }
 
 type companyJSON struct {

@@ -14,7 +14,7 @@ var OpenAPI []byte
 
 // registerDocRoutes serves the API reference, without a key.
 func (s *Server) registerDocRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+	s.public(mux, "GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		w.Write(OpenAPI)

@@ -59,6 +59,7 @@ func (s *Server) Handler() http.Handler {
 		s.registerDeliveryRoutes(mux, parent)
 	}
 	s.registerHealthRoutes(mux)
+	s.registerIndexRoutes(mux)
 	s.registerDocRoutes(mux)
 	s.registerPortalRoutes(mux)
 	for pattern, h := range s.Extra {
@@ -94,6 +95,19 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 // handler is an API route's handler: it gets the caller its key names,
 // and any error it returns goes through the one error exit.
 type handler func(w http.ResponseWriter, r *http.Request, c app.Caller) error
+
+// public registers a route that needs no key (the index, health checks,
+// the API reference). Like every route that is not a list, it refuses
+// query parameters.
+func (s *Server) public(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.RawQuery != "" {
+			s.error(w, r, webhooks.Errorf(webhooks.EUNKNOWNFIELD, "%s %s takes no query parameters.", r.Method, r.Pattern))
+			return
+		}
+		h(w, r)
+	})
+}
 
 // handle registers a route that takes no query parameters: any it is sent
 // is refused, so that a misplaced filter is an error instead of ignored.

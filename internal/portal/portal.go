@@ -177,7 +177,7 @@ func (h *Handler) signedIn(fn handlerFunc, post bool) http.HandlerFunc {
 				h.bounce(w, r)
 				return
 			}
-			h.renderError(w, r, nil, http.StatusUnauthorized)
+			h.refuseSession(w, r, err)
 			return
 		}
 		if post {
@@ -208,6 +208,29 @@ func (h *Handler) signedIn(fn handlerFunc, post bool) http.HandlerFunc {
 	}
 }
 
+// refuseSession renders the 401 page of a link or session cookie that
+// VerifyLink or VerifyCookie refused (or of no cookie at all): one whose
+// hour is over has expired; one signed with another key (another
+// service's, or one from before the admin key was rotated), cut short or
+// changed, is not valid, and saying it expired would send the user looking
+// for the wrong cause.
+func (h *Handler) refuseSession(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, session.ErrInvalid) {
+		h.renderError(w, r, nil, http.StatusUnauthorized)
+		return
+	}
+	p := &ErrorPage{Status: http.StatusUnauthorized, SignIn: true}
+	p.Title, p.Heading = "Link not valid", "This link is not valid"
+	p.Text = "It was not issued by this service, or it was cut short or changed on the way (copy the whole link). " +
+		"Ask for a new link: open the integrations page again from your Factuarea account."
+	if r.PathValue("token") == "" {
+		p.Title, p.Heading = "Session not valid", "Your session is not valid"
+		p.Text = "It was not opened by this service, or it was ended when the service changed its keys. " +
+			"Ask for a new link: open the integrations page again from your Factuarea account."
+	}
+	h.render(w, r, nil, http.StatusUnauthorized, "error", p)
+}
+
 // crossSiteNavigation reports whether r is a top-level navigation that
 // started on another site, by the browser's fetch metadata.
 func crossSiteNavigation(r *http.Request) bool {
@@ -220,7 +243,7 @@ func crossSiteNavigation(r *http.Request) bool {
 func (h *Handler) handleOpen(w http.ResponseWriter, r *http.Request) {
 	sess, err := h.cfg.Sessions.VerifyLink(r.PathValue("token"), h.cfg.Now())
 	if err != nil {
-		h.renderError(w, r, nil, http.StatusUnauthorized)
+		h.refuseSession(w, r, err)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{

@@ -249,13 +249,18 @@ func TestSession_Refused(t *testing.T) {
 	token, _ := b.sessions.Issue(b.a.account.ID, b.clock.Now())
 	expired, _ := b.sessions.Issue(b.a.account.ID, b.clock.Now().Add(-time.Hour))
 	otherKey, _ := session.NewSigner("another-admin-key").Issue(b.a.account.ID, b.clock.Now())
-	for _, tc := range []struct{ name, path, cookie string }{
-		{"no cookie", "/portal/", ""},
-		{"expired link", "/portal/sessions/" + expired, ""},
-		{"tampered link", "/portal/sessions/" + token[:len(token)-2] + "AA", ""},
-		{"another admin key's link", "/portal/sessions/" + otherKey, ""},
-		{"link as cookie", "/portal/", token},
-		{"garbage cookie", "/portal/events", "garbage"},
+	// An hour that is over is an expired session; a token this service did
+	// not sign as it is (another key's, cut short, changed, the wrong kind)
+	// is not valid, which the page says instead of "expired".
+	const expiredPage, invalidLink, invalidSession = "Your session has expired", "This link is not valid", "Your session is not valid"
+	for _, tc := range []struct{ name, path, cookie, want string }{
+		{"no cookie", "/portal/", "", expiredPage},
+		{"expired link", "/portal/sessions/" + expired, "", expiredPage},
+		{"tampered link", "/portal/sessions/" + token[:len(token)-2] + "AA", "", invalidLink},
+		{"link cut short", "/portal/sessions/" + token[:len(token)-10], "", invalidLink},
+		{"another admin key's link", "/portal/sessions/" + otherKey, "", invalidLink},
+		{"link as cookie", "/portal/", token, invalidSession},
+		{"garbage cookie", "/portal/events", "garbage", invalidSession},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := b.anonymous(t)
@@ -264,8 +269,13 @@ func TestSession_Refused(t *testing.T) {
 				c.http.Jar.SetCookies(u, []*http.Cookie{{Name: "portal_session", Value: tc.cookie, Path: "/portal"}})
 			}
 			body := c.get(tc.path, http.StatusUnauthorized)
-			if !strings.Contains(body, "Your session has expired") || !strings.Contains(body, "new link") {
-				t.Errorf("the 401 page does not say the session expired and to ask for a new link:\n%s", body)
+			if !strings.Contains(body, tc.want) || !strings.Contains(body, "new link") {
+				t.Errorf("the 401 page does not say %q and to ask for a new link:\n%s", tc.want, body)
+			}
+			for _, other := range []string{expiredPage, invalidLink, invalidSession} {
+				if other != tc.want && strings.Contains(body, other) {
+					t.Errorf("the 401 page says %q, want %q", other, tc.want)
+				}
 			}
 		})
 	}

@@ -31,18 +31,29 @@ func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, 
 	if !webhooks.ValidID(id) {
 		return nil, notFound("account")
 	}
+	a, err := scanAccount(q.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound("account")
+	}
+	return a, err
+}
+
+const accountCols = `id, name, provisioned_by, created`
+
+func scanAccount(r scanner) (*webhooks.Account, error) {
 	var a webhooks.Account
 	var prov pgtype.Text
 	var created pgtype.Timestamptz
-	err := q.QueryRow(ctx, `SELECT id, name, provisioned_by, created FROM accounts WHERE id = $1`, id).
-		Scan(&a.ID, &a.Name, &prov, &created)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, notFound("account")
-	} else if err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &prov, &created); err != nil {
 		return nil, err
 	}
 	a.ProvisionedBy, a.Created = prov.String, fromTS(created)
 	return &a, nil
+}
+
+// ListAccounts implements app.Store.
+func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
+	return read(list(ctx, s.pool, listQuery{table: "accounts", cols: accountCols}, p, scanAccount))
 }
 
 // InsertAPIKey implements app.Tx.
@@ -69,17 +80,32 @@ func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
 
 // FindAPIKey implements app.Store.
 func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
-	var k webhooks.APIKey
-	var created pgtype.Timestamptz
-	err := s.pool.QueryRow(ctx, `SELECT id, account_id, hash, created FROM api_keys WHERE hash = $1`, hash).
-		Scan(&k.ID, &k.AccountID, &k.Hash, &created)
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE hash = $1`, hash))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("api key")
 	} else if err != nil {
 		return read[*webhooks.APIKey](nil, err)
 	}
+	return k, nil
+}
+
+const apiKeyCols = `id, account_id, hash, created`
+
+func scanAPIKey(r scanner) (*webhooks.APIKey, error) {
+	var k webhooks.APIKey
+	var created pgtype.Timestamptz
+	if err := r.Scan(&k.ID, &k.AccountID, &k.Hash, &created); err != nil {
+		return nil, err
+	}
 	k.Created = fromTS(created)
 	return &k, nil
+}
+
+// ListAPIKeys implements app.Store.
+func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error) {
+	q := listQuery{table: "api_keys", cols: apiKeyCols}
+	q.whereID("account_id", accountID)
+	return read(list(ctx, s.pool, q, p, scanAPIKey))
 }
 
 // InsertCompany implements app.Tx.

@@ -37,8 +37,22 @@ type Config struct {
 	// Database is a SQLite file path (or "sqlite:" + path), or a
 	// postgres:// URL.
 	Database string
-	// AdminKey is the platform's key; it must not be empty.
+	// AdminKey is the platform's key. Every process on one database must
+	// have the same: the first to start stores its hash, and a process
+	// given another refuses to start (app.ErrAdminKeyMismatch). Empty
+	// takes NewAdminKey's, on a database that has no admin key yet.
 	AdminKey string
+	// PreviousAdminKey, if set, lets AdminKey replace it: a database whose
+	// admin key is PreviousAdminKey gets AdminKey instead, and every
+	// process stops accepting the previous key within KeysRefresh.
+	PreviousAdminKey string
+	// NewAdminKey makes the admin key of a database that has none, when
+	// AdminKey is empty (serve generates one into its data folder).
+	NewAdminKey func() (string, error)
+	// KeysRefresh is how often a process on a shared database reads the
+	// cluster's keys again, to follow a rotation made by another process.
+	// Defaults to 5 s.
+	KeysRefresh time.Duration
 	// Policy is the retry schedule. Nil Waits take the spec's schedule
 	// (webhooks.DefaultRetryPolicy); an empty, non-nil list means no
 	// retries: one attempt only.
@@ -140,7 +154,7 @@ type Service struct {
 
 // Open opens the store and builds the service; Run starts it.
 func Open(ctx context.Context, cfg Config) (*Service, error) {
-	if cfg.AdminKey == "" {
+	if cfg.AdminKey == "" && cfg.NewAdminKey == nil {
 		return nil, errors.New("an admin key is required")
 	}
 	if cfg.Logger == nil {
@@ -204,13 +218,20 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		store.Close()
 		return nil, fmt.Errorf("public URL %q must be an http or https URL, such as https://hooks.example.com", cfg.PublicURL)
 	}
-	sessions := session.NewSigner(cfg.AdminKey)
+	keys, err := joinCluster(ctx, store, &cfg, notifier != nil)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s.cfg = cfg
+	sessions := session.NewSigner(string(keys.PortalKey))
 	s.App = app.New(app.Config{
-		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP, AdminKey: cfg.AdminKey,
+		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP,
 		Sessions: sessions, PublicURL: cfg.PublicURL,
 		Wake: s.Engine.Wake, Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
 		DisableAfter: disableAfter(cfg.DisableAfter),
 	})
+	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
 		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Now: cfg.Now, Logger: cfg.Logger,
 	})
@@ -232,6 +253,44 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s.Handler = api.Handler()
 	return s, nil
 }
+
+// joinCluster checks the admin key against the database's (making one
+// with NewAdminKey on a database that has none, when cfg has no key) and
+// returns the keys the process serves with. cfg.AdminKey is set to the key
+// in force. On a database several processes share, the first one says
+// that the others need its key.
+func joinCluster(ctx context.Context, store Backend, cfg *Config, shared bool) (*app.ClusterKeys, error) {
+	if cfg.AdminKey == "" {
+		has, err := app.HasClusterKeys(ctx, store)
+		if err != nil {
+			return nil, fmt.Errorf("reading the admin key: %w", err)
+		}
+		if has {
+			return nil, app.ErrAdminKeyRequired
+		}
+		if cfg.AdminKey, err = cfg.NewAdminKey(); err != nil {
+			return nil, err
+		}
+	}
+	keys, outcome, err := app.JoinCluster(ctx, store, cfg.AdminKey, cfg.PreviousAdminKey, cfg.Now())
+	if err != nil {
+		if errors.Is(err, app.ErrAdminKeyMismatch) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("reading the admin key: %w", err)
+	}
+	switch {
+	case outcome == app.KeysCreated && shared:
+		cfg.Logger.Info("webhooks: this database's admin key is this process's: give every other process on it the same")
+	case outcome == app.KeysRotated:
+		cfg.Logger.Warn("webhooks: admin key rotated: the previous key stops working on every process, and every portal session ends")
+	}
+	return keys, nil
+}
+
+// DefaultKeysRefresh is how often a process on a shared database reads the
+// cluster's keys again unless configured.
+const DefaultKeysRefresh = 5 * time.Second
 
 // DefaultPublicURL is the base of the links the service gives out unless
 // configured.
@@ -311,6 +370,11 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 			defer wg.Done()
 			s.notifier.Listen(ctx, s.Engine.Wake)
 		}()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.refreshKeys(ctx)
+		}()
 	}
 	wg.Add(1)
 	go func() {
@@ -335,6 +399,27 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 		err = nil
 	}
 	return err
+}
+
+// refreshKeys follows a rotation of the admin key that another process on
+// the database made, until ctx ends.
+func (s *Service) refreshKeys(ctx context.Context) {
+	t := time.NewTicker(cmp.Or(s.cfg.KeysRefresh, DefaultKeysRefresh))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		changed, err := s.App.RefreshKeys(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.cfg.Logger.Warn("webhooks: reading the admin key failed; the one in use stays", "err", err)
+		case changed:
+			s.cfg.Logger.Warn("webhooks: another process rotated the admin key: this one now accepts only the new key; give it the new key before it restarts, or it will refuse to start")
+		}
+	}
 }
 
 // Close closes the store.

@@ -11,7 +11,7 @@ import (
 // token taken from another session (or computed without the key) is
 // refused, and it needs no storage.
 func (s *Signer) CSRFToken(sessionID string) string {
-	m := hmac.New(sha256.New, s.key)
+	m := hmac.New(sha256.New, *s.key.Load())
 	m.Write([]byte("csrf:" + sessionID))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }

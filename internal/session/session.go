@@ -2,7 +2,8 @@
 // the one-hour links the platform asks for, the session cookies they set,
 // and the CSRF tokens of the portal's forms. Nothing is stored: a token
 // carries its account, session id and expiry under an HMAC, so every
-// process that shares the admin key accepts every other's.
+// process that shares the signing secret (the cluster's portal key, kept
+// in the database) accepts every other's.
 package session
 
 import (
@@ -11,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,7 +26,8 @@ const Lifetime = time.Hour
 // Errors of VerifyLink and VerifyCookie.
 var (
 	// ErrInvalid: the token is malformed, tampered with, or signed with
-	// another key (another admin key, or a link used as a cookie).
+	// another key (another service's or cluster's, one from before a
+	// rotation of the admin key, or a link used as a cookie).
 	ErrInvalid = errors.New("session: invalid token")
 	// ErrExpired: the token was genuine but its hour is over.
 	ErrExpired = errors.New("session: expired")
@@ -45,19 +48,28 @@ const tokenVersion byte = 1
 const payloadLen = 1 + 1 + 16 + 16 + 8
 
 // Signer issues and checks portal links, session cookies and CSRF tokens,
-// under a key derived from the admin key: changing the admin key ends every
-// session.
+// under a key derived from a secret: the cluster's portal key, which a
+// rotation of the admin key replaces, ending every session.
 type Signer struct {
-	key []byte
+	key atomic.Pointer[[]byte]
 }
 
-// NewSigner derives the signing key from the platform's admin key:
-// HMAC-SHA256(adminKey, "portal-session"), so that a portal token can
-// never be mistaken for anything else the admin key signs.
-func NewSigner(adminKey string) *Signer {
-	m := hmac.New(sha256.New, []byte(adminKey))
+// NewSigner returns a Signer whose key is derived from secret.
+func NewSigner(secret string) *Signer {
+	s := &Signer{}
+	s.SetSecret(secret)
+	return s
+}
+
+// SetSecret derives the signing key from secret from now on:
+// HMAC-SHA256(secret, "portal-session"), so that a portal token can never
+// be mistaken for anything else signed with the secret. Tokens signed
+// with the previous secret are refused (ErrInvalid).
+func (s *Signer) SetSecret(secret string) {
+	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte("portal-session"))
-	return &Signer{key: m.Sum(nil)}
+	key := m.Sum(nil)
+	s.key.Store(&key)
 }
 
 // Session is a verified portal session: the account it shows and its id,
@@ -131,7 +143,7 @@ func (s *Signer) verify(purpose byte, token string, now time.Time) (Session, err
 }
 
 func (s *Signer) mac(payload []byte) []byte {
-	m := hmac.New(sha256.New, s.key)
+	m := hmac.New(sha256.New, *s.key.Load())
 	m.Write(payload)
 	return m.Sum(nil)
 }

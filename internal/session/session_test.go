@@ -26,7 +26,7 @@ func TestSigner_Issue(t *testing.T) {
 	if sess.AccountID != account || !webhooks.ValidID(sess.ID) || !sess.Expires.Equal(expires) {
 		t.Errorf("session: got %+v, want account %s, a session id, expiry %s", sess, account, expires)
 	}
-	// A process with the same admin key accepts it: nothing is stored.
+	// A process with the same secret accepts it: nothing is stored.
 	if _, err := NewSigner("admin-key").VerifyLink(token, sessionT0); err != nil {
 		t.Errorf("another process's Signer: got %v, want the link accepted", err)
 	}
@@ -121,6 +121,37 @@ func TestSigner_WrongKey(t *testing.T) {
 
 // A link is not a cookie and a cookie is not a link: each is signed for
 // its purpose.
+// TestSigner_SetSecret: after a rotation of the cluster's portal key, the
+// tokens and CSRF tokens signed before are refused as invalid, not as
+// expired, and new ones verify.
+func TestSigner_SetSecret(t *testing.T) {
+	s := NewSigner("portal-key-1")
+	account := webhooks.NewID()
+	before, _ := s.Issue(account, sessionT0)
+	sess, err := s.VerifyLink(before, sessionT0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie, csrf := s.Cookie(sess), s.CSRFToken(sess.ID)
+	s.SetSecret("portal-key-2")
+	if _, err := s.VerifyLink(before, sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a link signed before SetSecret: got %v, want ErrInvalid", err)
+	}
+	if _, err := s.VerifyCookie(cookie, sessionT0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a cookie signed before SetSecret: got %v, want ErrInvalid", err)
+	}
+	if s.CheckCSRF(sess.ID, csrf) {
+		t.Errorf("a CSRF token signed before SetSecret was accepted")
+	}
+	after, _ := s.Issue(account, sessionT0)
+	if _, err := s.VerifyLink(after, sessionT0); err != nil {
+		t.Errorf("a link signed after SetSecret: %v", err)
+	}
+	if _, err := NewSigner("portal-key-2").VerifyLink(after, sessionT0); err != nil {
+		t.Errorf("another process with the new secret: %v", err)
+	}
+}
+
 func TestSigner_Purpose(t *testing.T) {
 	s := NewSigner("admin-key")
 	token, _ := s.Issue(webhooks.NewID(), sessionT0)

@@ -26,18 +26,30 @@ func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, 
 }
 
 func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, error) {
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("account")
+	}
+	return a, err
+}
+
+const accountCols = `id, name, provisioned_by, created`
+
+func scanAccount(r scanner) (*webhooks.Account, error) {
 	var a webhooks.Account
 	var prov sql.NullString
 	var created sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT id, name, provisioned_by, created FROM accounts WHERE id = ?`, id).
-		Scan(&a.ID, &a.Name, &prov, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, notFound("account")
-	} else if err != nil {
+	if err := r.Scan(&a.ID, &a.Name, &prov, &created); err != nil {
 		return nil, err
 	}
 	a.ProvisionedBy, a.Created = prov.String, fromMS(created)
 	return &a, nil
+}
+
+// ListAccounts implements app.Store.
+func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
+	q := listQuery{table: "accounts", cols: accountCols, where: []string{"true"}}
+	return read(list(ctx, s.read, q, p, scanAccount))
 }
 
 // InsertAPIKey implements app.Tx.
@@ -61,17 +73,31 @@ func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
 
 // FindAPIKey implements app.Store.
 func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
-	var k webhooks.APIKey
-	var created sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT id, account_id, hash, created FROM api_keys WHERE hash = ?`, hash).
-		Scan(&k.ID, &k.AccountID, &k.Hash, &created)
+	k, err := scanAPIKey(s.read.QueryRowContext(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("api key")
 	} else if err != nil {
 		return nil, dbError(err)
 	}
+	return k, nil
+}
+
+const apiKeyCols = `id, account_id, hash, created`
+
+func scanAPIKey(r scanner) (*webhooks.APIKey, error) {
+	var k webhooks.APIKey
+	var created sql.NullInt64
+	if err := r.Scan(&k.ID, &k.AccountID, &k.Hash, &created); err != nil {
+		return nil, err
+	}
 	k.Created = fromMS(created)
 	return &k, nil
+}
+
+// ListAPIKeys implements app.Store.
+func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error) {
+	q := listQuery{table: "api_keys", cols: apiKeyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
+	return read(list(ctx, s.read, q, p, scanAPIKey))
 }
 
 // InsertCompany implements app.Tx.

@@ -57,6 +57,13 @@ type Store struct {
 	syncMode string
 }
 
+// uriPath escapes what a file: URI would read as anything but the path:
+// a "#" would start a fragment and a "?" the parameters, so that another
+// file than path opened (SQLite decodes the escapes).
+func uriPath(path string) string {
+	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+}
+
 // Open opens (creating it if needed) the database file at path, takes the
 // file's lock, applies migrations and hands back claims a previous process
 // left behind: holding the lock proves that process is gone.
@@ -92,7 +99,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		for i := 0; i+1 < len(extra); i += 2 {
 			q.Add(extra[i], extra[i+1])
 		}
-		return "file:" + path + "?" + q.Encode()
+		return "file:" + uriPath(path) + "?" + q.Encode()
 	}
 	if s.write, err = sql.Open("sqlite", dsn("_txlock", "immediate")); err != nil {
 		s.Close()

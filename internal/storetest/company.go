@@ -93,5 +93,26 @@ func testCompanies(t *testing.T, open func(t *testing.T) Store) {
 				t.Errorf("ListCompanies: got %v, want %v (newest first, only the account's)", got, want)
 			}
 		})
+
+		t.Run("UseCase", func(t *testing.T) {
+			s := setup(t, open)
+			a, b := MustCreateAccount(t, s, ""), MustCreateAccount(t, s, "")
+			var want []string
+			for i := range 3 {
+				c, err := UseCases(s, at(time.Duration(i)*time.Second)).CreateCompany(t.Context(), admin, a.ID, NewNIF(), "Company")
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append([]string{c.ID}, want...)
+			}
+			other := MustCreateCompany(t, s, b.ID)
+			uc := UseCases(s, at(time.Minute))
+			checkList(t, func(p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
+				return uc.ListCompanies(t.Context(), admin, a.ID, p)
+			}, func(c *webhooks.Company) string { return c.ID }, want)
+			// Another account's company is no cursor of this list.
+			_, err := uc.ListCompanies(t.Context(), admin, a.ID, webhooks.Page{Limit: 10, StartingAfter: other.ID})
+			checkCode(t, "ListCompanies after another account's company", err, webhooks.EINVALID)
+		})
 	})
 }

@@ -29,7 +29,6 @@ import (
 type Store interface {
 	app.Store
 	delivery.Queue
-	ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error)
 	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
 	Ping(ctx context.Context) error
@@ -48,6 +47,8 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	})
 	testAccounts(t, open)
 	testAPIKeys(t, open)
+	testAdminLists(t, open)
+	testClusterKeys(t, open)
 	testCompanies(t, open)
 	testEndpoints(t, open)
 	testRotateSecret(t, open)
