@@ -13,6 +13,7 @@ const (
 	AuditEndpointSecretRevealed = "webhook_endpoint.secret_revealed"
 	AuditEndpointRecovered      = "webhook_endpoint.recovered"
 	AuditEndpointTestSent       = "webhook_endpoint.test_sent"
+	AuditEndpointRehearsal      = "webhook_endpoint.rehearsal_started"
 	AuditDeliveryRetried        = "webhook_delivery.retried"
 	AuditDeliveryReplayed       = "webhook_delivery.replayed"
 	AuditAPIKeyCreated          = "api_key.created"

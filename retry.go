@@ -54,6 +54,22 @@ func (p RetryPolicy) Scaled(factor int) RetryPolicy {
 	return q
 }
 
+// RehearsalLength is about how long an outage rehearsal's schedule lasts
+// (SPEC 17), jitter included.
+const RehearsalLength = 10 * time.Minute
+
+// RehearsalFactor is what an outage rehearsal divides the policy's waits
+// by, so that its whole schedule, jitter included, ends within
+// RehearsalLength: 1 when it does already.
+func (p RetryPolicy) RehearsalFactor() int {
+	var total time.Duration
+	for _, w := range p.Waits {
+		total += w
+	}
+	longest := time.Duration(float64(total) * (1 + p.Jitter))
+	return max(1, int((longest+RehearsalLength-1)/RehearsalLength))
+}
+
 // MaxAttempts is the number of automatic attempts a delivery gets.
 func (p RetryPolicy) MaxAttempts() int { return len(p.Waits) + 1 }
 

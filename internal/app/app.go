@@ -48,6 +48,9 @@ type Config struct {
 	Wake func()
 	// Registered, if set, is called for each event registered (metrics).
 	Registered func()
+	// Policy is the engine's retry schedule, which an outage rehearsal
+	// compresses (SPEC 17).
+	Policy webhooks.RetryPolicy
 	// DisableAfter is how long every attempt to an endpoint must have
 	// failed before the engine's observations disable it (SPEC 14); zero
 	// never does.

@@ -163,11 +163,13 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 		if err != nil {
 			return err
 		}
-		// What a resend by hand of each would allow, test events aside;
+		// What a resend by hand of each would allow, test events aside
+		// but for an outage rehearsal's, whose recovery it rehearses;
 		// replays are made in the order of their originals.
 		var ds []*webhooks.Delivery
 		for _, cd := range cands {
-			if !cd.EventTest && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+			rehearsal := cd.Delivery.ScheduleFactor > 1
+			if (!cd.EventTest || rehearsal) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
 				ds = append(ds, cd.Delivery)
 			}
 		}

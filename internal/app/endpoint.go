@@ -412,6 +412,21 @@ func (a *App) RotateSecret(ctx context.Context, c Caller, ref EndpointRef, expir
 
 // SendTestEvent sends a ping event to the endpoint alone.
 func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Delivery, error) {
+	return a.sendPing(ctx, c, ref, 1, webhooks.AuditEndpointTestSent)
+}
+
+// SendRehearsal starts an outage rehearsal (SPEC 17): a ping to the
+// endpoint alone whose delivery follows the whole retry schedule with
+// every wait divided so that it ends within about ten minutes, each
+// attempt recorded as usual, ending failed_permanently if the receiver
+// stays down (and sending the operational events a real outage would).
+func (a *App) SendRehearsal(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Delivery, error) {
+	return a.sendPing(ctx, c, ref, a.cfg.Policy.RehearsalFactor(), webhooks.AuditEndpointRehearsal)
+}
+
+// sendPing sends a ping event to the endpoint alone, its retry schedule's
+// waits divided by factor, audited as action.
+func (a *App) sendPing(ctx context.Context, c Caller, ref EndpointRef, factor int, action string) (*webhooks.Delivery, error) {
 	oe, err := a.Endpoint(ctx, c, ref)
 	if err != nil {
 		return nil, err
@@ -430,16 +445,17 @@ func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*we
 		if d, err = webhooks.NewDelivery(ev, ep, now); err != nil {
 			return err
 		}
+		d.ScheduleFactor = factor
 		if err := tx.InsertEvent(ctx, ev); err != nil {
 			return err
 		}
 		if _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{d}); err != nil {
 			return err
 		}
-		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, now))
+		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, action, webhooks.TargetEndpoint, oe.ID, now))
 	})
 	if err != nil {
-		return nil, a.refused(ctx, c, oe.OwnerAccount, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, oe.ID, err)
+		return nil, a.refused(ctx, c, oe.OwnerAccount, action, webhooks.TargetEndpoint, oe.ID, err)
 	}
 	a.cfg.Wake()
 	return d, nil

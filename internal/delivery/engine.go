@@ -178,6 +178,10 @@ func (e *Engine) Wake() {
 	}
 }
 
+// Policy returns the retry schedule the engine follows (the default when
+// its Config had none).
+func (e *Engine) Policy() webhooks.RetryPolicy { return e.cfg.Policy }
+
 // HasRoom reports whether the engine is running and holds fewer claims
 // than its Concurrency: a Wake makes it claim due work at once. A store
 // shared by several processes uses it to wake the others only for work

@@ -532,6 +532,11 @@ func TestContract(t *testing.T) {
 		ts.settle(clock, ep.id)
 
 		ts.must(201, "POST", ep.path+"/test", sc.key, nil, nil)
+		ts.must(201, "POST", ep.path+"/rehearsals", sc.key, nil, nil)
+		ts.wantError(400, "unknown_field", "POST", ep.path+"/rehearsals", sc.key, object{"minutes": 10})
+		ts.wantError(404, "not_found", "POST", sc.parent+"/webhook_endpoints/"+other+"/rehearsals", sc.key, nil)
+		ts.wantError(401, "unauthorized", "POST", ep.path+"/rehearsals", "", nil)
+		ts.wantError(413, "request_too_large", "POST", ep.path+"/rehearsals", sc.key, big)
 		ts.wantError(400, "unknown_field", "POST", ep.path+"/test", sc.key, object{"type": "ping"})
 		ts.wantError(404, "not_found", "POST", sc.parent+"/webhook_endpoints/"+other+"/test", sc.key, nil)
 		ts.wantError(401, "unauthorized", "POST", ep.path+"/test", "", nil)
@@ -557,6 +562,7 @@ func TestContract(t *testing.T) {
 		ts.must(200, "PATCH", ep.path, sc.key, object{"status": "disabled"}, nil)
 		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/deliveries/"+d+"/"+sc.right, sc.key, nil)
 		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/test", sc.key, nil)
+		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/rehearsals", sc.key, nil)
 		ts.wantError(409, "endpoint_disabled", "POST", ep.path+"/recover", sc.key, object{"since": 0})
 		ts.must(200, "PATCH", ep.path, sc.key, object{"status": "enabled"}, nil)
 	}
@@ -579,7 +585,7 @@ func TestContract(t *testing.T) {
 	pe := scopes[2].ok
 	for _, call := range [][2]string{{"POST", "/v1/webhook_endpoints"}, {"GET", "/v1/webhook_endpoints"}, {"GET", pe.path},
 		{"PATCH", pe.path}, {"DELETE", pe.path}, {"GET", pe.path + "/secret"}, {"POST", pe.path + "/rotate_secret"},
-		{"POST", pe.path + "/test"}, {"POST", pe.path + "/recover"}, {"GET", pe.path + "/deliveries"},
+		{"POST", pe.path + "/test"}, {"POST", pe.path + "/rehearsals"}, {"POST", pe.path + "/recover"}, {"GET", pe.path + "/deliveries"},
 		{"GET", pe.path + "/deliveries/" + webhookID()}, {"POST", pe.path + "/deliveries/" + webhookID() + "/retry"},
 		{"POST", pe.path + "/deliveries/" + webhookID() + "/replay"}} {
 		ts.wantError(403, "forbidden", call[0], call[1], acme.key, nil)

@@ -124,6 +124,7 @@ var apiRoutes = func() []apiRoute {
 			apiRoute{method: "GET", pattern: base + "/{endpoint}/secret"},
 			apiRoute{method: "POST", pattern: base + "/{endpoint}/rotate_secret", body: func(v objectIDs) any { return object{"expires_in": 0} }},
 			apiRoute{method: "POST", pattern: base + "/{endpoint}/test"},
+			apiRoute{method: "POST", pattern: base + "/{endpoint}/rehearsals"},
 			apiRoute{method: "POST", pattern: base + "/{endpoint}/recover", body: func(v objectIDs) any { return object{"since": 1} }},
 			apiRoute{method: "GET", pattern: base + "/{endpoint}/deliveries"},
 			apiRoute{method: "GET", pattern: base + "/{endpoint}/deliveries/{delivery}"},

@@ -17,6 +17,7 @@ func (s *Server) registerEndpointRoutes(mux *http.ServeMux, parent string) {
 	s.handle(mux, "GET "+base+"/{endpoint}/secret", s.handleGetSecret)
 	s.handle(mux, "POST "+base+"/{endpoint}/rotate_secret", s.handleRotateSecret)
 	s.handle(mux, "POST "+base+"/{endpoint}/test", s.handleSendTest)
+	s.handle(mux, "POST "+base+"/{endpoint}/rehearsals", s.handleRehearsal)
 	s.handle(mux, "POST "+base+"/{endpoint}/recover", s.handleRecover)
 }
 
@@ -155,6 +156,19 @@ func (s *Server) handleSendTest(w http.ResponseWriter, r *http.Request, c app.Ca
 		return err
 	}
 	d, err := s.App.SendTestEvent(r.Context(), c, endpointRef(r))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, deliveryObject(d))
+	return nil
+}
+
+func (s *Server) handleRehearsal(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	var in struct{}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	d, err := s.App.SendRehearsal(r.Context(), c, endpointRef(r))
 	if err != nil {
 		return err
 	}

@@ -135,6 +135,7 @@ type deliveryJSON struct {
 	LastResponseStatus *int           `json:"last_response_status"`
 	Reason             *string        `json:"reason"`
 	ReplayOf           *string        `json:"replay_of"`
+	Rehearsal          bool           `json:"rehearsal"`
 	Created            int64          `json:"created"`
 	Attempts           *[]attemptJSON `json:"attempts,omitempty"`
 }
@@ -144,7 +145,7 @@ func deliveryObject(d *webhooks.Delivery) deliveryJSON {
 		ID: d.ID, Object: "webhook_delivery", EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Status: d.Status, AttemptCount: d.AttemptCount, NextAttemptAt: optionalTime(d.NextAttemptAt),
 		LastResponseStatus: optionalInt(d.LastResponseStatus), Reason: optional(d.Reason), ReplayOf: optional(d.ReplayOf),
-		Created: d.Created.Unix(),
+		Rehearsal: d.ScheduleFactor > 1, Created: d.Created.Unix(),
 	}
 	if d.Attempts != nil {
 		as := make([]attemptJSON, 0, len(d.Attempts))

@@ -331,6 +331,15 @@ func (h *Handler) handleSendTest(w http.ResponseWriter, r *http.Request, c *reqC
 	return redirect(w, r, deliveryPath(ref.ID, d.ID), url.Values{"notice": {"test_sent"}})
 }
 
+func (h *Handler) handleRehearse(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	ref := endpointRef(r)
+	d, err := h.cfg.App.SendRehearsal(r.Context(), c.caller, ref)
+	if err != nil {
+		return refusedTo(w, r, endpointPath(ref.ID), err, "")
+	}
+	return redirect(w, r, deliveryPath(ref.ID, d.ID), url.Values{"notice": {"rehearsal_started"}})
+}
+
 // recoverLayout is the datetime-local input's format.
 const recoverLayout = "2006-01-02T15:04"
 

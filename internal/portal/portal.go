@@ -123,6 +123,7 @@ func (h *Handler) routes() {
 	h.action("POST /portal/endpoints/{endpoint}/rotate", h.handleRotateSecret)
 	h.action("POST /portal/endpoints/{endpoint}/reveal", h.handleRevealSecret)
 	h.action("POST /portal/endpoints/{endpoint}/test", h.handleSendTest)
+	h.action("POST /portal/endpoints/{endpoint}/rehearse", h.handleRehearse)
 	h.action("POST /portal/endpoints/{endpoint}/recover", h.handleRecover)
 	h.page("GET /portal/endpoints/{endpoint}/deliveries/{delivery}", h.handleDelivery)
 	h.page("GET /portal/endpoints/{endpoint}/deliveries/{delivery}/resend", h.handleConfirmResend)

@@ -82,6 +82,12 @@ func (h *Handler) needsConfirm(ctx context.Context, r *http.Request, c *reqCtx) 
 // sent and not yet answered (the page reloads itself a while, until it
 // is), delivered, or failed, in the error style and saying how.
 func (p *DeliveryPage) sendOutcome(notice string, d *webhooks.Delivery, last *webhooks.Attempt, now time.Time) {
+	if notice == "rehearsal_started" {
+		p.Info = "Outage rehearsal started: this ping follows the whole retry schedule, 8 attempts, compressed into about ten minutes, " +
+			"each recorded below. Keep your receiver down to watch the retries and the exhaustion (and the operational events your platform gets), " +
+			"then bring it back and use Recover on the endpoint's page."
+		return
+	}
 	what := map[string]string{"retried": "Retry", "replayed": "Replay", "test_sent": "Test event"}[notice]
 	if what == "" {
 		return

@@ -229,7 +229,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP,
 		Sessions: sessions, PublicURL: cfg.PublicURL,
 		Wake: s.Engine.Wake, Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
-		DisableAfter: disableAfter(cfg.DisableAfter),
+		DisableAfter: disableAfter(cfg.DisableAfter), Policy: s.Engine.Policy(),
 	})
 	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
