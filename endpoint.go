@@ -46,6 +46,21 @@ const (
 	MaxRateLimit         = 10000 // deliveries per second
 )
 
+// RateInterval is the spacing of an endpoint's attempts at a rate limit of
+// perSecond (SPEC 14): a second divided by the rate, and 5 % more, so that
+// perSecond+1 starts span 1.05 s: an attempt may start up to RateLateness
+// late (or it is not made then) and the way to the receiver may vary a
+// little more, and still no second holds more than perSecond at the
+// receiver.
+func RateInterval(perSecond int) time.Duration {
+	return time.Second * 105 / time.Duration(100*perSecond)
+}
+
+// RateLateness is how late an attempt to a rate-limited endpoint may start
+// after its reserved start: one that wakes later (a loaded machine) takes
+// a new start instead, since going late would crowd the next ones.
+const RateLateness = 20 * time.Millisecond
+
 // Why an endpoint is disabled (SPEC 14).
 const (
 	DisabledManual  = "manual"  // a customer's or the platform's change

@@ -152,6 +152,14 @@ type AttemptRecord struct {
 	Health *Health
 }
 
+// Deferral hands a claimed delivery back without an attempt, due again at
+// Until: a rate limit held it back (SPEC 14).
+type Deferral struct {
+	DeliveryID string
+	Token      string
+	Until      time.Time
+}
+
 // QueueStats describes the work queue at one moment.
 type QueueStats struct {
 	// Due counts the pending deliveries whose attempt is due and not
@@ -161,4 +169,9 @@ type QueueStats struct {
 	OldestDue time.Time
 	// InFlight counts the deliveries claimed now, by every worker.
 	InFlight int
+	// Failing counts the enabled endpoints whose last FailingAfter
+	// attempts or more all failed; Disabled the disabled ones, by
+	// disabled_reason (SPEC 14).
+	Failing  int
+	Disabled map[string]int
 }

@@ -36,6 +36,10 @@ type Queue interface {
 	RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error
 	// ReleaseClaims hands back claimed deliveries without an attempt.
 	ReleaseClaims(ctx context.Context, token string, ids []string) error
+	// DeferClaims hands back claimed deliveries without an attempt, each
+	// due again at its Until: those a rate limit holds back (SPEC 14). A
+	// deferral whose token the delivery no longer holds is dropped.
+	DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error
 	// NextScheduled returns the earliest next_attempt_at after now, or the
 	// zero time when nothing is scheduled.
 	NextScheduled(ctx context.Context, now time.Time) (time.Time, error)
@@ -80,6 +84,12 @@ type Config struct {
 	Metrics Metrics
 	// Recorded, if set, is called after each batch of attempts is stored.
 	Recorded func([]*webhooks.AttemptRecord)
+	// Limiter spaces the attempts to rate-limited endpoints. Nil: one of
+	// this process alone (right for a store only this process uses).
+	Limiter Limiter
+	// Sleep waits d or until ctx ends (reporting false); tests replace it.
+	// Defaults to a timer.
+	Sleep func(ctx context.Context, d time.Duration) bool
 	// Observe, if set, receives the stored records that may change their
 	// endpoint's health (failing, recovered, 410 Gone, exhausted; SPEC 14),
 	// on a goroutine of the engine's own, in order: the application acts
@@ -103,17 +113,22 @@ type Engine struct {
 	progress progress               // see Pace
 	token    string                 // of the leases stores take for the engine
 	// inflight counts the attempts in flight, and the leases taken for
-	// attempts about to start: what Concurrency caps. (The claims a
-	// process holds also include the ended attempts whose records are not
-	// stored yet; the dispatcher stores those as fast as the database
-	// lets it.)
+	// attempts about to start; unstored the ended ones whose records (or
+	// deferrals) are not stored yet. Their sum, the claims the process
+	// holds, is what Concurrency caps: a process that dies repeats at most
+	// that many attempts, however slow its database was to store them.
 	inflight atomic.Int64
+	unstored atomic.Int64
 	// running is true while Run claims.
 	running atomic.Bool
 	// storing is true while the dispatcher stores records (see Pace).
 	storing atomic.Bool
 	// observer hands records to Config.Observe (nil without it).
 	observer *observer
+	// waiting counts the attempts waiting for a rate-limited endpoint's
+	// next start; deferrals spreads the ones handed back (see throttle).
+	waiting   atomic.Int64
+	deferrals deferrals
 }
 
 // result is a finished attempt: its record, or nil when shutdown aborted it
@@ -121,6 +136,9 @@ type Engine struct {
 type result struct {
 	claim  *webhooks.Claim
 	record *webhooks.AttemptRecord
+	// deferUntil is set instead of record when a rate limit held the
+	// attempt back: the delivery is due again then.
+	deferUntil time.Time
 }
 
 // New returns an engine; Run starts it.
@@ -151,6 +169,12 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Client == nil {
 		cfg.Client = NewClient(http.DefaultTransport)
+	}
+	if cfg.Limiter == nil {
+		cfg.Limiter = newLocalLimiter()
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleep
 	}
 	if cfg.Lease <= cfg.AttemptTimeout {
 		panic("delivery: Lease must exceed AttemptTimeout")
@@ -187,8 +211,11 @@ func (e *Engine) Policy() webhooks.RetryPolicy { return e.cfg.Policy }
 // shared by several processes uses it to wake the others only for work
 // this one cannot take (see app.Engine).
 func (e *Engine) HasRoom() bool {
-	return e.running.Load() && e.inflight.Load() < int64(e.cfg.Concurrency)
+	return e.running.Load() && e.held() < int64(e.cfg.Concurrency)
 }
+
+// held is the number of claims the process holds (see inflight).
+func (e *Engine) held() int64 { return e.inflight.Load() + e.unstored.Load() }
 
 // Run claims and attempts deliveries until ctx ends, then stops: it waits
 // up to ShutdownGrace for the attempts in flight, aborts and hands back the
@@ -234,6 +261,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 	d.flush()
+	// What a rate limit held back is handed back due now, with the
+	// aborted: the next process spaces it again.
+	d.aborted, d.deferred, d.until = append(d.aborted, d.deferred...), nil, nil
 	d.release()
 	return nil
 }
@@ -245,6 +275,8 @@ type dispatcher struct {
 	records    []*webhooks.AttemptRecord // of ended attempts, not stored yet
 	endpoints  []string                  // records[i]'s endpoint, whose slot it holds
 	aborted    []*webhooks.Claim         // claims to hand back
+	deferred   []*webhooks.Claim         // claims a rate limit held back, to hand back until…
+	until      []time.Time               // …deferred[i]'s time
 	// next is the earliest scheduled attempt known at nextAsked, and
 	// since learned from records (see nextScheduled).
 	next, nextAsked time.Time
@@ -253,10 +285,19 @@ type dispatcher struct {
 // collect takes in a finished attempt.
 func (d *dispatcher) collect(r result) {
 	d.cfg.Metrics.InFlight(int(d.inflight.Add(-1)))
+	if !r.deferUntil.IsZero() {
+		d.unstored.Add(1)
+		d.deferred, d.until = append(d.deferred, r.claim), append(d.until, r.deferUntil)
+		if d.next.IsZero() || r.deferUntil.Before(d.next) {
+			d.next = r.deferUntil
+		}
+		return
+	}
 	if r.record == nil {
 		d.aborted = append(d.aborted, r.claim)
 		return
 	}
+	d.unstored.Add(1)
 	d.records = append(d.records, r.record)
 	d.endpoints = append(d.endpoints, r.claim.Endpoint.ID)
 	// The dispatcher learns the retries it schedules (see nextScheduled).
@@ -281,9 +322,11 @@ func (d *dispatcher) loop(ctx context.Context) {
 	look := true
 	for ctx.Err() == nil {
 		d.drain()
-		limit := min(d.cfg.Concurrency-int(d.inflight.Load()), DefaultBatchSize)
+		limit := min(d.cfg.Concurrency-int(d.held()), DefaultBatchSize)
 		var err error
 		switch {
+		case len(d.deferred) > 0:
+			err = d.deferNow(ctx)
 		case look && limit > 0, len(d.records) > 0 && d.queued():
 			// The claim stores the records first: the slots they free
 			// are the claim's to take.
@@ -436,6 +479,16 @@ func (d *dispatcher) startHanded(claims []*webhooks.Claim) {
 func (d *dispatcher) start(claims []*webhooks.Claim) {
 	for _, c := range claims {
 		go func() {
+			if c.Endpoint.RateLimit > 0 {
+				if ok, until := d.throttle(d.attemptCtx, c); !ok {
+					d.slots.ended(c.Endpoint.ID)
+					if d.attemptCtx.Err() != nil {
+						until = time.Time{} // shutdown: handed back as aborted
+					}
+					d.results <- result{claim: c, deferUntil: until}
+					return
+				}
+			}
 			rec := d.attempt(d.attemptCtx, c)
 			// The endpoint's slot frees as the attempt ends, not when the
 			// dispatcher, which may be storing records, takes its result.
@@ -459,6 +512,24 @@ func (d *dispatcher) record(ctx context.Context) error {
 	return nil
 }
 
+// deferNow hands back the claims a rate limit held back, each due again
+// at its time, and frees their slots.
+func (d *dispatcher) deferNow(ctx context.Context) error {
+	ds := make([]webhooks.Deferral, len(d.deferred))
+	for i, c := range d.deferred {
+		ds[i] = webhooks.Deferral{DeliveryID: c.Delivery.ID, Token: c.Token, Until: d.until[i]}
+	}
+	if err := d.cfg.Queue.DeferClaims(ctx, ds); err != nil {
+		return err
+	}
+	for _, c := range d.deferred {
+		d.slots.free(c.Endpoint.ID)
+	}
+	d.unstored.Add(-int64(len(d.deferred)))
+	d.deferred, d.until = nil, nil
+	return nil
+}
+
 // stored reports the records just stored and frees their slots.
 func (d *dispatcher) stored() {
 	for _, rec := range d.records {
@@ -473,6 +544,7 @@ func (d *dispatcher) stored() {
 	for _, e := range d.endpoints {
 		d.slots.free(e)
 	}
+	d.unstored.Add(-int64(len(d.records)))
 	if len(d.records) > 0 {
 		d.progress.signal()
 	}

@@ -26,6 +26,7 @@ type queueStore struct {
 	viaClaim    int               // records stored by ClaimDeliveries
 	viaRecord   int               // records stored by RecordAttempts
 	released    []string
+	deferred    []webhooks.Deferral
 	failRecords int           // storing records fails this many times first
 	mostClaimed int           // the most claims held at once
 	claimCalls  int           // ClaimDeliveries transactions
@@ -108,6 +109,18 @@ func (s *queueStore) ReleaseClaims(_ context.Context, token string, ids []string
 		if s.claimed[id] == token {
 			delete(s.claimed, id)
 			s.released = append(s.released, id)
+		}
+	}
+	return nil
+}
+
+func (s *queueStore) DeferClaims(_ context.Context, ds []webhooks.Deferral) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range ds {
+		if s.claimed[d.DeliveryID] == d.Token {
+			delete(s.claimed, d.DeliveryID)
+			s.deferred = append(s.deferred, d)
 		}
 	}
 	return nil

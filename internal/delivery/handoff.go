@@ -89,7 +89,7 @@ func (e *Engine) Lease(endpointID string, now time.Time) (string, time.Time, boo
 	}
 	for {
 		n := e.inflight.Load()
-		if n >= int64(e.cfg.Concurrency) {
+		if n+e.unstored.Load() >= int64(e.cfg.Concurrency) {
 			return "", time.Time{}, false
 		}
 		if e.inflight.CompareAndSwap(n, n+1) {

@@ -17,6 +17,12 @@ type Metrics interface {
 	// the store handed their deliveries over as it registered them (see
 	// Engine.Hand) or the engine claimed them.
 	Started(n int, handed bool)
+	// Throttled is called when a rate limit holds an attempt: it waits
+	// for its start (waited) or its delivery is handed back for later.
+	Throttled(waited bool)
+	// Waiting is called with the number of attempts waiting for their
+	// rate-limited endpoint's next start whenever it changes.
+	Waiting(n int)
 }
 
 type nopMetrics struct{}
@@ -25,3 +31,5 @@ func (nopMetrics) Attempted(webhooks.Outcome, *webhooks.Attempt) {}
 func (nopMetrics) Recorded(*webhooks.AttemptRecord)              {}
 func (nopMetrics) InFlight(int)                                  {}
 func (nopMetrics) Started(int, bool)                             {}
+func (nopMetrics) Throttled(bool)                                {}
+func (nopMetrics) Waiting(int)                                   {}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -19,6 +20,22 @@ func (s *Server) registerEndpointRoutes(mux *http.ServeMux, parent string) {
 	s.handle(mux, "POST "+base+"/{endpoint}/test", s.handleSendTest)
 	s.handle(mux, "POST "+base+"/{endpoint}/rehearsals", s.handleRehearsal)
 	s.handle(mux, "POST "+base+"/{endpoint}/recover", s.handleRecover)
+}
+
+// rateLimit reads the rate_limit field: nil when it is absent, a pointer to
+// 0 for null (no limit), or the deliveries per second.
+func rateLimit(raw json.RawMessage) (*int, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	if string(raw) == "null" {
+		return new(int), nil
+	}
+	var n int
+	if err := json.Unmarshal(raw, &n); err != nil || n < 1 || n > webhooks.MaxRateLimit {
+		return nil, webhooks.Errorf(webhooks.EINVALID, "rate_limit must be a whole number of deliveries per second from 1 to %d, or null for no limit.", webhooks.MaxRateLimit)
+	}
+	return &n, nil
 }
 
 // owner is the company, the account or the platform the path names.
@@ -46,14 +63,19 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 		Livemode         *bool                    `json:"livemode"`
 		Description      string                   `json:"description"`
 		StandardWebhooks bool                     `json:"standard_webhooks"`
+		RateLimit        json.RawMessage          `json:"rate_limit"`
 	}
 	if err := decode(r, &in); err != nil {
+		return err
+	}
+	limit, err := rateLimit(in.RateLimit)
+	if err != nil {
 		return err
 	}
 	ep, err := s.App.CreateEndpoint(r.Context(), c, owner(r), app.EndpointInput{
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Livemode: in.Livemode, Description: in.Description,
-		StandardWebhooks: in.StandardWebhooks,
+		StandardWebhooks: in.StandardWebhooks, RateLimit: deref(limit),
 	})
 	if err != nil {
 		return err
@@ -97,14 +119,19 @@ func (s *Server) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c 
 		Description      *string                  `json:"description"`
 		Status           *string                  `json:"status"`
 		StandardWebhooks *bool                    `json:"standard_webhooks"`
+		RateLimit        json.RawMessage          `json:"rate_limit"`
 	}
 	if err := decode(r, &in); err != nil {
+		return err
+	}
+	limit, err := rateLimit(in.RateLimit)
+	if err != nil {
 		return err
 	}
 	ep, err := s.App.UpdateEndpoint(r.Context(), c, endpointRef(r), webhooks.EndpointUpdate{
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Description: in.Description, Status: in.Status,
-		StandardWebhooks: in.StandardWebhooks,
+		StandardWebhooks: in.StandardWebhooks, RateLimit: limit,
 	})
 	if err != nil {
 		return err

@@ -88,6 +88,7 @@ type endpointJSON struct {
 	Description             string                  `json:"description"`
 	Status                  string                  `json:"status"`
 	StandardWebhooks        bool                    `json:"standard_webhooks"`
+	RateLimit               *int                    `json:"rate_limit"`
 	FailingSince            *int64                  `json:"failing_since"`
 	DisabledAt              *int64                  `json:"disabled_at"`
 	DisabledReason          *string                 `json:"disabled_reason"`
@@ -102,7 +103,7 @@ func endpointObject(e *webhooks.Endpoint, now time.Time) endpointJSON {
 		ID: e.ID, Object: "webhook_endpoint", Scope: e.Scope, CompanyID: e.CompanyID, AccountID: e.AccountID,
 		URL: e.URL, EnabledEvents: e.EnabledEvents, Relationships: e.Relationships, APIVersion: e.APIVersion,
 		Livemode: e.Livemode, Description: e.Description, Status: e.Status, Created: e.Created.Unix(),
-		StandardWebhooks: e.StandardWebhooks, FailingSince: optionalTime(e.FailingSince), DisabledAt: optionalTime(e.DisabledAt),
+		StandardWebhooks: e.StandardWebhooks, RateLimit: optionalInt(e.RateLimit), FailingSince: optionalTime(e.FailingSince), DisabledAt: optionalTime(e.DisabledAt),
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason

@@ -24,6 +24,8 @@ type Metrics struct {
 	attemptSeconds prometheus.Histogram
 	inFlight       prometheus.Gauge
 	started        *prometheus.CounterVec
+	throttled      *prometheus.CounterVec
+	waiting        prometheus.Gauge
 	requests       *prometheus.CounterVec
 	requestSeconds *prometheus.HistogramVec
 }
@@ -64,6 +66,14 @@ func New(queue Queue, now func() time.Time) *Metrics {
 			Name: "webhooks_attempts_started_total",
 			Help: "Attempts this process started, by how it got the delivery: handed (registered here and handed to the engine in memory, already leased) or claimed (from the database's queue: retries, backlogs, other processes' work).",
 		}, []string{"source"}),
+		throttled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhooks_throttled_total",
+			Help: "Attempts to rate-limited endpoints that the limit held: waited (for their start, a few seconds at most) or deferred (handed back, pending, until about their turn).",
+		}, []string{"action"}),
+		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "webhooks_throttled_waiting",
+			Help: "Attempts of this process waiting now for their rate-limited endpoint's next start.",
+		}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "webhooks_http_requests_total",
 			Help: "API requests, by route pattern and status code.",
@@ -74,7 +84,8 @@ func New(queue Queue, now func() time.Time) *Metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
 	}
-	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.started, m.requests, m.requestSeconds,
+	m.registry.MustRegister(m.events, m.finished, m.attempts, m.attemptSeconds, m.inFlight, m.started, m.throttled, m.waiting,
+		m.requests, m.requestSeconds,
 		&queueCollector{queue: queue, now: now},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if w, ok := queue.(WritePath); ok {
@@ -143,6 +154,18 @@ func (m *Metrics) Started(n int, handed bool) {
 	m.started.WithLabelValues(source).Add(float64(n))
 }
 
+// Throttled implements delivery.Metrics.
+func (m *Metrics) Throttled(waited bool) {
+	action := "deferred"
+	if waited {
+		action = "waited"
+	}
+	m.throttled.WithLabelValues(action).Inc()
+}
+
+// Waiting implements delivery.Metrics.
+func (m *Metrics) Waiting(n int) { m.waiting.Set(float64(n)) }
+
 // queueCollector reads the queue's state from the store at each scrape:
 // the figures are the database's, the same from every process.
 type queueCollector struct {
@@ -157,12 +180,18 @@ var (
 		"How long the oldest due, not started delivery has waited (0 when none).", nil, nil)
 	claimedDesc = prometheus.NewDesc("webhooks_deliveries_claimed",
 		"Deliveries claimed for an attempt now, across every process.", nil, nil)
+	failingDesc = prometheus.NewDesc("webhooks_endpoints_failing",
+		"Enabled endpoints whose last 4 or more attempts all failed (webhook_endpoint.failing was sent), across every process.", nil, nil)
+	disabledDesc = prometheus.NewDesc("webhooks_endpoints_disabled",
+		"Disabled endpoints, by disabled_reason: manual, failing (every attempt failed for WEBHOOKS_DISABLE_AFTER) or gone (410).", []string{"reason"}, nil)
 )
 
 func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- dueDesc
 	ch <- oldestDesc
 	ch <- claimedDesc
+	ch <- failingDesc
+	ch <- disabledDesc
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -181,4 +210,8 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(dueDesc, prometheus.GaugeValue, float64(st.Due))
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
 	ch <- prometheus.MustNewConstMetric(claimedDesc, prometheus.GaugeValue, float64(st.InFlight))
+	ch <- prometheus.MustNewConstMetric(failingDesc, prometheus.GaugeValue, float64(st.Failing))
+	for _, reason := range []string{webhooks.DisabledManual, webhooks.DisabledFailing, webhooks.DisabledGone} {
+		ch <- prometheus.MustNewConstMetric(disabledDesc, prometheus.GaugeValue, float64(st.Disabled[reason]), reason)
+	}
 }

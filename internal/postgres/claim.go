@@ -441,6 +441,39 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	})
 }
 
+// DeferClaims implements delivery.Queue: each queue row the token still
+// holds is due again at its time, and so is its delivery's next attempt; a
+// delivery that ended meanwhile leaves the queue (as ReleaseClaims).
+func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error {
+	n := len(deferrals)
+	ids, tokens, until := make([]string, 0, n), make([]string, 0, n), make([]*time.Time, 0, n)
+	for _, d := range deferrals {
+		if webhooks.ValidID(d.DeliveryID) {
+			ids, tokens, until = append(ids, d.DeliveryID), append(tokens, d.Token), append(until, timePtr(d.Until))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.inTx(ctx, func(tx *txn) error {
+		_, err := tx.Exec(ctx, `WITH r AS (
+				SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, token, until)
+			), d AS (
+				SELECT d.id, d.status = 'pending' AS pending FROM deliveries d JOIN r ON r.id = d.id ORDER BY d.id FOR UPDATE OF d
+			), l AS (
+				SELECT q.delivery_id, r.until, d.pending FROM queue q JOIN r ON r.id = q.delivery_id AND q.lease_token = r.token
+				JOIN d ON d.id = q.delivery_id ORDER BY q.delivery_id FOR UPDATE OF q
+			), moved AS (
+				UPDATE deliveries x SET next_attempt_at = l.until FROM l WHERE x.id = l.delivery_id AND l.pending
+			), ended AS (
+				DELETE FROM queue q USING l WHERE q.delivery_id = l.delivery_id AND NOT l.pending
+			)
+			UPDATE queue q SET due = l.until, parked = false, lease_token = NULL, lease_expires = NULL
+			FROM l WHERE q.delivery_id = l.delivery_id AND l.pending`, uuids(ids), tokens, until)
+		return err
+	})
+}
+
 // NextScheduled implements delivery.Queue.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next *time.Time

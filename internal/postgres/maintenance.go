@@ -27,6 +27,29 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	if oldest != nil {
 		st.OldestDue = oldest.UTC()
 	}
+	if err != nil {
+		return read(st, err)
+	}
+	// The failing endpoints and the disabled ones by reason: a scan of
+	// the endpoints, once per scrape.
+	rows, err := s.pool.Query(ctx, `SELECT status, coalesce(disabled_reason, 'manual'), failure_streak >= $1, count(*)
+		FROM endpoints WHERE deleted IS NULL GROUP BY 1, 2, 3`, webhooks.FailingAfter)
+	if err != nil {
+		return read(st, err)
+	}
+	st.Disabled = map[string]int{}
+	var status, reason string
+	var failing bool
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&status, &reason, &failing, &n}, func() error {
+		switch {
+		case status == webhooks.EndpointDisabled:
+			st.Disabled[reason] += n
+		case failing:
+			st.Failing += n
+		}
+		return nil
+	})
 	return read(st, err)
 }
 

@@ -209,6 +209,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Metrics:        s.Metrics,
 		Recorded:       cfg.Recorded,
 		Looked:         cfg.Looked,
+		Limiter:        limiter(store),
 		// The App, made below, acts on the engine's observations.
 		Observe: func(ctx context.Context, records []*webhooks.AttemptRecord) { s.App.ObserveAttempts(ctx, records) },
 	})
@@ -437,4 +438,14 @@ func disableAfter(d time.Duration) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// limiter is the store's rate limiter when it has one shared by every
+// process (PostgreSQL's), or nil: the engine's own, for a store only this
+// process uses.
+func limiter(store Backend) delivery.Limiter {
+	if l, ok := store.(delivery.Limiter); ok {
+		return l
+	}
+	return nil
 }

@@ -59,6 +59,11 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
 	qRelease = `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL
 		WHERE id = ? AND lease_token = ?`
+	// A deferral moves a pending delivery's next attempt; one that ended
+	// meanwhile (its endpoint was disabled) keeps its end.
+	qDefer = `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL,
+			next_attempt_at = CASE WHEN status = 'pending' THEN ? ELSE next_attempt_at END
+		WHERE id = ? AND lease_token = ?`
 )
 
 // qNextScheduled is the first attempt due after now.
@@ -339,6 +344,18 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, id := range ids {
 			if _, err := tx.ExecContext(ctx, qRelease, id, token); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DeferClaims implements delivery.Queue.
+func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error {
+	return s.inTxWith(ctx, lazy, func(tx *txn) error {
+		for _, d := range deferrals {
+			if _, err := tx.ExecContext(ctx, qDefer, ms(d.Until), d.DeliveryID, d.Token); err != nil {
 				return err
 			}
 		}

@@ -30,7 +30,38 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	if p := fromMS(oldestParked); !p.IsZero() && (st.OldestDue.IsZero() || p.Before(st.OldestDue)) {
 		st.OldestDue = p
 	}
-	return st, err
+	if err != nil {
+		return st, err
+	}
+	st.Failing, st.Disabled, err = endpointHealth(ctx, s.read)
+	return st, dbError(err)
+}
+
+// endpointHealth counts the failing endpoints and the disabled ones by
+// reason: a scan of the endpoints, once per scrape.
+func endpointHealth(ctx context.Context, q querier) (int, map[string]int, error) {
+	rows, err := q.QueryContext(ctx, `SELECT status, coalesce(disabled_reason, 'manual'), failure_streak >= ?, count(*)
+		FROM endpoints WHERE deleted IS NULL GROUP BY 1, 2, 3`, webhooks.FailingAfter)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	failing, disabled := 0, map[string]int{}
+	for rows.Next() {
+		var status, reason string
+		var isFailing bool
+		var n int
+		if err := rows.Scan(&status, &reason, &isFailing, &n); err != nil {
+			return 0, nil, err
+		}
+		switch {
+		case status == webhooks.EndpointDisabled:
+			disabled[reason] += n
+		case isFailing:
+			failing += n
+		}
+	}
+	return failing, disabled, rows.Err()
 }
 
 // Purge implements service.Backend. One process owns a SQLite file, so no

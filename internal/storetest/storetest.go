@@ -30,6 +30,7 @@ type Store interface {
 	app.Store
 	delivery.Queue
 	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
+	DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
 	Ping(ctx context.Context) error
 	SetEngine(e app.Engine)
@@ -65,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testRecordAttempts(t, open)
 	testHandOff(t, open)
 	testHealth(t, open)
+	testDeferClaims(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
 	testMaintenance(t, open)
