@@ -54,6 +54,7 @@ type Config struct {
 type App struct {
 	cfg       Config
 	adminHash [32]byte
+	catalogs  catalogs // see catalog.go
 }
 
 // New returns an App.

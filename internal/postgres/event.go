@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created`
@@ -82,6 +83,13 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
 	b.Queue(qIndexOnly)
+	// The catalog's version, read once for the group under its lock (see
+	// qCatalogShared), if an event of it was checked against one.
+	var catalog int64
+	if slices.ContainsFunc(group, func(r *registration) bool { return r.checked }) {
+		b.Queue(qCatalogShared, lockCatalog)
+		b.Queue(qCatalogVersion).QueryRow(func(row pgx.Row) error { return row.Scan(&catalog) })
+	}
 	checks := make([]func() (webhooks.Candidates, error), len(group))
 	repeats := make([]string, len(group)) // the first event's id, for a repeated key
 	for i, r := range group {
@@ -95,6 +103,12 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 	var firsts []string
 	endpoints := map[string]*webhooks.Endpoint{}
 	for i, r := range group {
+		if r.checked && r.catalog != catalog {
+			// Checked against a catalog that has changed since: it
+			// writes nothing, and the use case checks it again.
+			r.err = app.ErrCatalogChanged
+			continue
+		}
 		c, err := checks[i]()
 		switch {
 		case err != nil:
