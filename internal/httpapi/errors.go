@@ -21,6 +21,7 @@ var statuses = map[string]int{
 	webhooks.EMETHOD:              http.StatusMethodNotAllowed,
 	webhooks.EIDEMPOTENCYREUSED:   http.StatusConflict,
 	webhooks.ENIFTAKEN:            http.StatusConflict,
+	webhooks.EEVENTTYPEEXISTS:     http.StatusConflict,
 	webhooks.ENOTRESENDABLE:       http.StatusConflict,
 	webhooks.EOUTSIDEWINDOW:       http.StatusConflict,
 	webhooks.EENDPOINTDISABLED:    http.StatusConflict,
@@ -31,6 +32,8 @@ var statuses = map[string]int{
 	webhooks.ECOMPANYREQUIRED:     http.StatusUnprocessableEntity,
 	webhooks.EUNKNOWNCOMPANY:      http.StatusUnprocessableEntity,
 	webhooks.EUNKNOWNACCOUNT:      http.StatusUnprocessableEntity,
+	webhooks.EUNKNOWNEVENTTYPE:    http.StatusUnprocessableEntity,
+	webhooks.EINVALIDEVENTDATA:    http.StatusUnprocessableEntity,
 	webhooks.EINTERNAL:            http.StatusInternalServerError,
 	webhooks.EUNAVAILABLE:         http.StatusServiceUnavailable,
 }

@@ -52,6 +52,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerAccountRoutes(mux)
 	s.registerCompanyRoutes(mux)
 	s.registerEventRoutes(mux)
+	s.registerEventTypeRoutes(mux)
 	for _, parent := range []string{"/v1/companies/{company}", "/v1/accounts/{account}"} {
 		s.registerEndpointRoutes(mux, parent)
 		s.registerDeliveryRoutes(mux, parent)
