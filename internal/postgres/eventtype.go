@@ -99,14 +99,15 @@ func (s *Store) ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.
 	return webhooks.PageOf(items, p.Limit), nil
 }
 
-// qCatalogShared is the catalog's lock as a registration takes it, shared
-// with the other registrations and exclusive of LockCatalog: a change of
-// the catalog commits before a group reads the catalog's version, or
-// after the group commits. The lock is per schema, as the tables are.
-const qCatalogShared = `SELECT pg_advisory_xact_lock_shared($1, hashtext(current_schema()))`
-
-// qCatalogVersion reads the catalog's version (see qCatalogShared).
-const qCatalogVersion = `SELECT version FROM catalog_version WHERE id = 1`
+// qRegistrationStart is a group of registrations' first statement: it
+// makes the transaction use indexes only (see qIndexOnly) and takes the
+// catalog's lock, shared with the other registrations and exclusive of
+// LockCatalog, so that a change of the catalog commits before the group
+// reads the catalog's version, or after the group commits. Each
+// registration's first read (see queueCandidates) then reads the version
+// beside what it reads anyway: no statement more per group. The lock is
+// per schema, as the tables are.
+const qRegistrationStart = `SELECT set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock_shared($1, hashtext(current_schema()))`
 
 // LockCatalog implements app.Tx: the catalog's lock, exclusive.
 func (t *txn) LockCatalog(ctx context.Context) error {
