@@ -27,6 +27,7 @@ const (
 	// 409: conflicts with the current state.
 	EIDEMPOTENCYREUSED = "idempotency_key_reused"
 	ENIFTAKEN          = "nif_taken"
+	EEVENTTYPEEXISTS   = "event_type_exists"
 	ENOTRESENDABLE     = "delivery_not_resendable"
 	EOUTSIDEWINDOW     = "outside_resend_window"
 	EENDPOINTDISABLED  = "endpoint_disabled"
@@ -40,6 +41,8 @@ const (
 	EUNKNOWNCOMPANY      = "unknown_company"
 	EUNKNOWNACCOUNT      = "unknown_account"
 	ESECRETNOTCOMPATIBLE = "secret_not_compatible"
+	EUNKNOWNEVENTTYPE    = "unknown_event_type"
+	EINVALIDEVENTDATA    = "invalid_event_data"
 	// 500: anything that is not an *Error.
 	EINTERNAL = "internal_error"
 	// 503

@@ -44,14 +44,18 @@ func (e *Event) IsAccountEvent() bool { return IsAccountEventType(e.Type) }
 func IsAccountEventType(typ string) bool { return strings.HasPrefix(typ, "account.") }
 
 // ValidateEventType checks a producer's event type.
-func ValidateEventType(typ string) error {
+func ValidateEventType(typ string) error { return validateTypeName("type", typ) }
+
+// validateTypeName checks an event type's name, given in field: the rules
+// of a producer's type and of a catalog's declaration are the same.
+func validateTypeName(field, typ string) error {
 	switch {
 	case typ == "":
-		return Errorf(EINVALID, "type is required.")
+		return Errorf(EINVALID, "%s is required.", field)
 	case len(typ) > MaxEventTypeLength:
-		return Errorf(EINVALID, "type must be at most %d characters.", MaxEventTypeLength)
+		return Errorf(EINVALID, "%s must be at most %d characters.", field, MaxEventTypeLength)
 	case !eventTypePattern.MatchString(typ):
-		return Errorf(EINVALID, "type %q is not a valid event type: use lowercase dotted names such as invoice.sent.", typ)
+		return Errorf(EINVALID, "%s %q is not a valid event type: use lowercase dotted names such as invoice.sent.", field, typ)
 	}
 	return nil
 }

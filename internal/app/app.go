@@ -67,6 +67,7 @@ type App struct {
 	// change when another process rotates the admin key.
 	adminHash atomic.Pointer[[32]byte]
 	portalKey atomic.Pointer[[]byte]
+	catalogs  catalogs // see catalog.go
 }
 
 // New returns an App.

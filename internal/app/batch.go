@@ -74,7 +74,7 @@ func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) ([]
 		var wg sync.WaitGroup
 		for _, r := range round {
 			wg.Go(func() {
-				got, _, created, err := a.cfg.Store.RegisterEvent(ctx, r.ev, r.key)
+				got, created, err := a.register(ctx, r.ev, r.key)
 				out[r.i] = EventOutcome{Event: got, Created: created, Err: err}
 			})
 		}

@@ -168,6 +168,9 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 	if err := ep.Validate(); err != nil {
 		return nil, err
 	}
+	if err := a.checkSubscriptions(ctx, ep.EnabledEvents); err != nil {
+		return nil, err
+	}
 	if err := a.checkURL(ctx, ep); err != nil {
 		return nil, err
 	}
@@ -218,6 +221,9 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 	// guard resolves it, and the guard sees the final URL (and livemode).
 	check := *oe.Endpoint
 	if err := u.Apply(&check); err != nil {
+		return nil, refuse(err)
+	}
+	if err := a.checkSubscriptions(ctx, addedPatterns(oe.EnabledEvents, check.EnabledEvents)); err != nil {
 		return nil, refuse(err)
 	}
 	if check.URL == oe.URL {

@@ -25,7 +25,10 @@ type EventInput struct {
 // RegisterEvent registers an event and creates its deliveries in the same
 // transaction. It returns the event and whether it was created now (false:
 // the Idempotency-Key repeats a recent registration, whose event it
-// returns, and nothing was registered). Admin only.
+// returns, and nothing was registered). Once the catalog declares a type,
+// an event of a type it does not declare is refused (EUNKNOWNEVENTTYPE),
+// and so is one whose object its type's schema refuses
+// (EINVALIDEVENTDATA). Admin only.
 func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webhooks.Event, bool, error) {
 	if err := c.requireAdmin(); err != nil {
 		return nil, false, err
@@ -34,7 +37,7 @@ func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webh
 	if err != nil {
 		return nil, false, err
 	}
-	got, _, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
+	got, created, err := a.register(ctx, ev, key)
 	if err != nil {
 		return nil, false, err
 	}

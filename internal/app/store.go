@@ -68,8 +68,22 @@ type Store interface {
 	// that has one, without its response body.
 	LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webhooks.Attempt, error)
 
+	// Catalog returns the event-type catalog's version and every type in
+	// it, archived ones too, read in one snapshot. The version moves with
+	// every change to the catalog, in the transaction that makes it.
+	Catalog(ctx context.Context) (version int64, types []*webhooks.EventType, err error)
+	// FindEventType returns the declared type. Returns ENOTFOUND.
+	FindEventType(ctx context.Context, name string) (*webhooks.EventType, error)
+	// ListEventTypes lists the catalog, archived types too, in name order:
+	// p.StartingAfter is the name of the last type of the previous page
+	// (EINVALID if the catalog has no such type).
+	ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.EventType], error)
+
 	// RegisterEvent stores ev and, in the same transaction, its deliveries
-	// (webhooks.Route over the endpoints existing now). With a key, a key
+	// (webhooks.Route over the endpoints existing now). When ctx carries a
+	// catalog version (WithCatalogVersion) and the catalog's version in
+	// that transaction is another, it registers nothing and returns
+	// ErrCatalogChanged. With a key, a key
 	// that Repeats a stored one returns the first event and created false,
 	// and registers nothing. Returns EUNKNOWNCOMPANY or EUNKNOWNACCOUNT for
 	// a reference to nothing, EUNPROCESSABLE when account_id and the
@@ -161,6 +175,17 @@ type Tx interface {
 	// Returns ENOTFOUND. UpdateClusterKeys replaces them.
 	LockClusterKeys(ctx context.Context) (*ClusterKeys, error)
 	UpdateClusterKeys(ctx context.Context, k *ClusterKeys) error
+	// LockCatalog orders this transaction, which changes the catalog,
+	// after the registrations that read the catalog's version before it
+	// and before those that read it after, and against the other changes
+	// of the catalog.
+	LockCatalog(ctx context.Context) error
+	// FindEventType reads as the Store's does, in the transaction.
+	FindEventType(ctx context.Context, name string) (*webhooks.EventType, error)
+	// InsertEventType stores a new type, and UpdateEventType writes every
+	// field of one that exists; each moves the catalog's version.
+	InsertEventType(ctx context.Context, t *webhooks.EventType) error
+	UpdateEventType(ctx context.Context, t *webhooks.EventType) error
 }
 
 // Engine is this process's delivery engine as a store hands it the

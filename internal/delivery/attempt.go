@@ -40,6 +40,12 @@ func NewRequest(ctx context.Context, d *webhooks.Delivery, ep *webhooks.Endpoint
 	if err != nil {
 		return nil, err
 	}
+	// One attempt is one request. With an Idempotency-Key header and a
+	// body it can rewind, net/http's Transport would send the request
+	// again by itself when a reused connection breaks before the answer:
+	// a second arrival at the receiver that no attempt records. Without
+	// GetBody it cannot; the attempt fails and the schedule retries it.
+	req.GetBody = nil
 	secrets := ep.SigningSecrets(now)
 	SetHeaders(req.Header, d, signature.Sign(now.Unix(), d.Body, secrets...))
 	if ep.StandardWebhooks {

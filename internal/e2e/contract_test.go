@@ -489,6 +489,7 @@ func TestContract(t *testing.T) {
 	ts.wantError(413, "request_too_large", "POST", "/v1/events", adminKey, big)
 	ts.wantError(405, "method_not_allowed", "GET", "/v1/events", adminKey, nil)
 	exerciseBatch(ts, acme)
+	exerciseEventTypes(t)
 	ts.must(200, "GET", "/v1/events/"+ev["id"].(string), acme.key, nil, nil)
 	ts.wantError(404, "not_found", "GET", "/v1/events/"+webhookID(), acme.key, nil)
 	ts.wantError(401, "unauthorized", "GET", "/v1/events/"+ev["id"].(string), "", nil)

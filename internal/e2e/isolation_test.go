@@ -25,6 +25,7 @@ import (
 type apiRoute struct {
 	method, pattern string
 	admin           bool                // the admin key only
+	shared          bool                // the platform's (the event-type catalog): every key reads the same
 	body            func(objectIDs) any // a valid body; nil sends none
 }
 
@@ -32,8 +33,9 @@ func (r apiRoute) String() string { return r.method + " " + r.pattern }
 
 // objectIDs names the objects a route's path and body refer to: "account",
 // "company", "company_endpoint", "account_endpoint", "company_delivery",
-// "account_delivery", "event", "key" (an API key's id), and "url" (an
-// endpoint URL) and "nif" (a NIF nobody has) for bodies.
+// "account_delivery", "event", "key" (an API key's id), "name" (an event
+// type's), and "url" (an endpoint URL) and "nif" (a NIF nobody has) for
+// bodies.
 type objectIDs map[string]string
 
 // path fills pattern's wildcards. {endpoint} and {delivery} are the
@@ -112,6 +114,13 @@ var apiRoutes = func() []apiRoute {
 		{method: "GET", pattern: "/v1/events/{event}"},
 		{method: "GET", pattern: "/v1/companies/{company}/events"},
 		{method: "GET", pattern: "/v1/accounts/{account}/events"},
+		{method: "POST", pattern: "/v1/event_types", admin: true, body: func(v objectIDs) any {
+			return object{"name": "mallory.created", "description": "Mallory's."}
+		}},
+		{method: "GET", pattern: "/v1/event_types", shared: true},
+		{method: "GET", pattern: "/v1/event_types/{name}", shared: true},
+		{method: "PATCH", pattern: "/v1/event_types/{name}", admin: true, body: func(v objectIDs) any { return object{"description": "changed"} }},
+		{method: "DELETE", pattern: "/v1/event_types/{name}", admin: true},
 	}
 	for _, parent := range endpointParents {
 		base := parent + "/webhook_endpoints"
@@ -334,7 +343,7 @@ func (ts *testService) newManagedTenant(name, provisionedBy, nif string) *tenant
 		"account": tn.accountID, "company": tn.companyID, "event": ev["id"].(string), "key": spare["id"].(string),
 		"company_endpoint": tn.companyEP.id, "account_endpoint": tn.accountEP.id,
 		"company_delivery": tn.companyDelivery, "account_delivery": tn.accountDelivery,
-		"url": tn.sink.URL, "nif": nifs(),
+		"url": tn.sink.URL, "nif": nifs(), "name": "invoice.sent",
 	}
 	// The operational events its failures call for are registered too.
 	ts.idle()
@@ -343,7 +352,7 @@ func (ts *testService) newManagedTenant(name, provisionedBy, nif string) *tenant
 
 // randomIDs names objects that do not exist.
 func randomIDs(url string) objectIDs {
-	v := objectIDs{"url": url, "nif": nifs()}
+	v := objectIDs{"url": url, "nif": nifs(), "name": "shipment.missing"}
 	for _, k := range []string{"account", "company", "event", "key", "company_endpoint", "account_endpoint", "company_delivery", "account_delivery"} {
 		v[k] = webhooks.NewID()
 	}
@@ -491,6 +500,17 @@ func isolationMatrix(t *testing.T, ts *testService, dbPath string, a, b *tenant,
 				}
 			}
 
+			// The platform's catalog belongs to no tenant: B's key reads
+			// exactly what A's does.
+			if r.shared {
+				gotStatus, got := call(r, b.key, a.ids.path(r.pattern), a.ids)
+				wantStatus, want := call(r, a.key, a.ids.path(r.pattern), a.ids)
+				if gotStatus != wantStatus || string(got) != string(want) {
+					t.Errorf("B's key: got %d %s; A's key gets %d %s", gotStatus, clip(got), wantStatus, clip(want))
+				}
+				return
+			}
+
 			// B's key: the first i wildcards are B's own objects, the rest
 			// A's; the reference puts objects that do not exist there.
 			// i = 0 is A's objects throughout.
@@ -620,7 +640,7 @@ func isolationMatrix(t *testing.T, ts *testService, dbPath string, a, b *tenant,
 			if bManagesA && k == "event" && strings.HasPrefix(p, b.accountEP.path+"/deliveries") {
 				continue // b's endpoint received a's event: the delivery names it
 			}
-			if k != "url" && strings.Contains(string(raw), id) {
+			if k != "url" && k != "name" && strings.Contains(string(raw), id) { // a type's name is the platform's
 				t.Errorf("B's GET %s shows A's %s %s", p, k, id)
 			}
 		}

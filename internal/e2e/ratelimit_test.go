@@ -38,8 +38,14 @@ func TestRateLimit(t *testing.T) {
 	}
 	got := limited.waitRequests(t, events, 15*time.Second)
 	var times []time.Time
+	seen := map[string]bool{}
 	for _, r := range got {
 		times = append(times, r.at)
+		if id := r.header.Get("Factuarea-Delivery-Id"); seen[id] {
+			t.Errorf("delivery %s sent twice", id)
+		} else {
+			seen[id] = true
+		}
 	}
 	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
 	for i := range times {
@@ -51,7 +57,14 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("%d requests within one second from %s, want at most %d", n, times[i].Sub(start), limit)
 		}
 	}
-	ts.idle()
+	ts.waitFor("the last attempts' records", 5*time.Second, func() bool {
+		for _, d := range ts.deliveries(ep, acme.key) {
+			if d["status"] == "pending" {
+				return false
+			}
+		}
+		return true
+	})
 	for _, d := range ts.deliveries(ep, acme.key) {
 		if d["status"] != "delivered" || d["attempt_count"] != 1.0 {
 			t.Errorf("a throttled delivery: %v, want delivered at its one attempt (waiting is not failing)", d)

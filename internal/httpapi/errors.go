@@ -21,6 +21,7 @@ var statuses = map[string]int{
 	webhooks.EMETHOD:              http.StatusMethodNotAllowed,
 	webhooks.EIDEMPOTENCYREUSED:   http.StatusConflict,
 	webhooks.ENIFTAKEN:            http.StatusConflict,
+	webhooks.EEVENTTYPEEXISTS:     http.StatusConflict,
 	webhooks.ENOTRESENDABLE:       http.StatusConflict,
 	webhooks.EOUTSIDEWINDOW:       http.StatusConflict,
 	webhooks.EENDPOINTDISABLED:    http.StatusConflict,
@@ -32,6 +33,8 @@ var statuses = map[string]int{
 	webhooks.EUNKNOWNCOMPANY:      http.StatusUnprocessableEntity,
 	webhooks.EUNKNOWNACCOUNT:      http.StatusUnprocessableEntity,
 	webhooks.ESECRETNOTCOMPATIBLE: http.StatusUnprocessableEntity,
+	webhooks.EUNKNOWNEVENTTYPE:    http.StatusUnprocessableEntity,
+	webhooks.EINVALIDEVENTDATA:    http.StatusUnprocessableEntity,
 	webhooks.EINTERNAL:            http.StatusInternalServerError,
 	webhooks.EUNAVAILABLE:         http.StatusServiceUnavailable,
 }

@@ -22,6 +22,11 @@ type renderStore struct {
 	registered int
 }
 
+// Catalog is an empty catalog: types are free-form.
+func (s *renderStore) Catalog(context.Context) (int64, []*webhooks.EventType, error) {
+	return 0, nil, nil
+}
+
 func (s *renderStore) RegisterEvent(_ context.Context, ev *webhooks.Event, _ *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	s.registered++
 	if ev.AccountID == "" {

@@ -52,6 +52,7 @@ func (s *Server) Handler() http.Handler {
 	s.registerAccountRoutes(mux)
 	s.registerCompanyRoutes(mux)
 	s.registerEventRoutes(mux)
+	s.registerEventTypeRoutes(mux)
 	// "/v1" holds the platform endpoints (admin key only), which receive
 	// the operational events.
 	for _, parent := range []string{"/v1/companies/{company}", "/v1/accounts/{account}", "/v1"} {

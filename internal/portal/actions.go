@@ -25,7 +25,10 @@ type EndpointFormPage struct {
 	Owners      []Option // create only: the account or one of its companies
 	URL         string
 	Description string
-	Events      string // one pattern a line
+	Events      string // one pattern a line (with a catalog: those that are not its types)
+	// Catalog is the event-type catalog's types, each a box to tick;
+	// empty while the catalog is (the events are then free text alone).
+	Catalog     []TypeChoice
 	APIVersions []Option
 	Livemode    bool
 	// Relationships apply to account endpoints: editing one shows them;
@@ -79,11 +82,18 @@ func (h *Handler) handleNewEndpoint(w http.ResponseWriter, r *http.Request, c *r
 	p := &EndpointFormPage{
 		Base:   Base{Title: "Add an endpoint", Nav: "endpoints"},
 		Action: "/portal/endpoints", Cancel: "/portal/", Livemode: true, Own: true, Managed: true,
-		ShowRelationships: true, Events: "*", APIVersions: h.apiVersionOptions(webhooks.LatestAPIVersion),
+		ShowRelationships: true, APIVersions: h.apiVersionOptions(webhooks.LatestAPIVersion),
 		RequireHTTPS: !h.cfg.AllowHTTP,
 	}
 	if err := h.ownerOptions(r.Context(), c, p, r.URL.Query().Get("owner")); err != nil {
 		return err
+	}
+	// Without a catalog, every event; with one, the customer chooses.
+	if err := h.setEvents(r.Context(), c, p, "", nil); err != nil {
+		return err
+	}
+	if len(p.Catalog) == 0 {
+		p.Events = "*"
 	}
 	h.render(w, r, c, http.StatusOK, "endpoint_form", p)
 	return nil
@@ -139,14 +149,14 @@ func (h *Handler) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c
 	f := r.PostForm
 	owner, live := f.Get("owner"), f.Get("livemode") != ""
 	in := app.EndpointInput{
-		URL: strings.TrimSpace(f.Get("url")), EnabledEvents: splitEvents(f.Get("events")), APIVersion: f.Get("api_version"),
+		URL: strings.TrimSpace(f.Get("url")), EnabledEvents: formEvents(f), APIVersion: f.Get("api_version"),
 		Livemode: &live, Description: strings.TrimSpace(f.Get("description")),
 	}
 	p := &EndpointFormPage{
 		Base:   Base{Title: "Add an endpoint", Nav: "endpoints"},
 		Action: "/portal/endpoints", Cancel: "/portal/", URL: in.URL, Description: in.Description,
-		Events: strings.Join(in.EnabledEvents, "\n"), APIVersions: h.apiVersionOptions(in.APIVersion),
-		Livemode: live, ShowRelationships: true, Own: f.Get("own") != "", Managed: f.Get("managed") != "",
+		APIVersions: h.apiVersionOptions(in.APIVersion),
+		Livemode:    live, ShowRelationships: true, Own: f.Get("own") != "", Managed: f.Get("managed") != "",
 		RequireHTTPS: !h.cfg.AllowHTTP,
 	}
 	var ep *app.OwnedEndpoint
@@ -169,6 +179,9 @@ func (h *Handler) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c
 		if err := h.ownerOptions(ctx, c, p, owner); err != nil {
 			return err
 		}
+		if err := h.setEvents(ctx, c, p, "", in.EnabledEvents); err != nil {
+			return err
+		}
 		p.FormError = msg
 		h.render(w, r, c, http.StatusUnprocessableEntity, "endpoint_form", p)
 		return nil
@@ -186,20 +199,26 @@ func (h *Handler) handleEditEndpoint(w http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	h.render(w, r, c, http.StatusOK, "endpoint_form", h.editForm(ep.Endpoint))
+	p, err := h.editForm(r.Context(), c, ep.Endpoint, ep.EnabledEvents)
+	if err != nil {
+		return err
+	}
+	h.render(w, r, c, http.StatusOK, "endpoint_form", p)
 	return nil
 }
 
-func (h *Handler) editForm(ep *webhooks.Endpoint) *EndpointFormPage {
-	return &EndpointFormPage{
+// editForm is the form that edits ep, with events chosen.
+func (h *Handler) editForm(ctx context.Context, c *reqCtx, ep *webhooks.Endpoint, events []string) (*EndpointFormPage, error) {
+	p := &EndpointFormPage{
 		Base:    Base{Title: "Edit " + shortURL(ep.URL), Nav: "endpoints"},
 		Editing: true, Action: endpointPath(ep.ID) + "/edit", Cancel: endpointPath(ep.ID),
-		URL: ep.URL, Description: ep.Description, Events: strings.Join(ep.EnabledEvents, "\n"),
+		URL: ep.URL, Description: ep.Description,
 		APIVersions: h.apiVersionOptions(ep.APIVersion), Livemode: ep.Livemode,
 		ShowRelationships: ep.Scope == webhooks.ScopeAccount,
 		Own:               ep.HasRelationship(webhooks.RelationshipOwn), Managed: ep.HasRelationship(webhooks.RelationshipManaged),
 		RequireHTTPS: !h.cfg.AllowHTTP,
 	}
+	return p, h.setEvents(ctx, c, p, ep.Scope, events)
 }
 
 func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
@@ -210,7 +229,7 @@ func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c
 	}
 	f := r.PostForm
 	rawURL, desc, version := strings.TrimSpace(f.Get("url")), strings.TrimSpace(f.Get("description")), f.Get("api_version")
-	events := splitEvents(f.Get("events"))
+	events := formEvents(f)
 	u := webhooks.EndpointUpdate{URL: &rawURL, Description: &desc, APIVersion: &version, EnabledEvents: &events}
 	if ep.Scope == webhooks.ScopeAccount {
 		rels := relationships(f)
@@ -221,8 +240,11 @@ func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c
 		if !ok || webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 			return err
 		}
-		p := h.editForm(ep.Endpoint)
-		p.URL, p.Description, p.Events, p.APIVersions = rawURL, desc, strings.Join(events, "\n"), h.apiVersionOptions(version)
+		p, err := h.editForm(ctx, c, ep.Endpoint, events)
+		if err != nil {
+			return err
+		}
+		p.URL, p.Description, p.APIVersions = rawURL, desc, h.apiVersionOptions(version)
 		if u.Relationships != nil {
 			p.Own, p.Managed = f.Get("own") != "", f.Get("managed") != ""
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 // seedBacklog inserts n due deliveries spread over endpoints endpoints,
@@ -144,4 +145,10 @@ func BenchmarkRecordAttempts(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*batch)/time.Since(start).Seconds(), "attempts/s")
+}
+
+// BenchmarkRegistration measures registration with and without an
+// event-type catalog (see storetest.BenchmarkRegistration).
+func BenchmarkRegistration(b *testing.B) {
+	storetest.BenchmarkRegistration(b, func(b *testing.B) storetest.Store { return MustOpenFresh(b) })
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created`
@@ -84,11 +85,12 @@ func (s *Store) registerGroup(ctx context.Context, group []*registration) error 
 func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*registration) error {
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
-	b.Queue(qIndexOnly)
+	b.Queue(qRegistrationStart, lockCatalog)
 	checks := make([]func() (webhooks.Candidates, error), len(group))
 	repeats := make([]string, len(group)) // the first event's id, for a repeated key
+	catalogs := make([]int64, len(group)) // the catalog's version, as each registration read it
 	for i, r := range group {
-		checks[i] = queueCandidates(&b, r.ev, r.key, &repeats[i])
+		checks[i] = queueCandidates(&b, r.ev, r.key, &repeats[i], &catalogs[i])
 	}
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return err
@@ -98,6 +100,12 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 	var firsts []string
 	endpoints := map[string]*webhooks.Endpoint{}
 	for i, r := range group {
+		if r.checked && r.catalog != catalogs[i] {
+			// Checked against a catalog that has changed since: it
+			// writes nothing, and the use case checks it again.
+			r.err = app.ErrCatalogChanged
+			continue
+		}
 		c, err := checks[i]()
 		switch {
 		case err != nil:
@@ -212,11 +220,12 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 }
 
 // queueCandidates queues in b the reads of what registering ev needs: the
-// Idempotency-Key, ev's account (filled from its company), and the
-// endpoints it may reach. Once b is sent, the returned function checks them
-// and sorts the endpoints, or sets *firstID to the first event's id when
-// the key repeats a recent request.
-func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.IdempotencyKey, firstID *string) func() (webhooks.Candidates, error) {
+// Idempotency-Key, ev's account (filled from its company), the catalog's
+// version (into *catalog: see qRegistrationStart), and the endpoints it
+// may reach. Once b is sent, the returned function checks them and sorts
+// the endpoints, or sets *firstID to the first event's id when the key
+// repeats a recent request.
+func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.IdempotencyKey, firstID *string, catalog *int64) func() (webhooks.Candidates, error) {
 	var c webhooks.Candidates
 	var hash []byte
 	var keyEvent string
@@ -252,12 +261,13 @@ func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.Idempotency
 			LEFT JOIN companies c ON c.id = $1::uuid
 			LEFT JOIN accounts a ON a.id = coalesce(c.account_id, $2::uuid))
 		SELECT company_account, account_id, provisioned_by,
-			(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL)
+			(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL),
+			(SELECT version FROM catalog_version WHERE id = 1)
 		FROM q`,
 		companyID, accountID, lockOwner, routesOf(ev)).
 		QueryRow(func(row pgx.Row) error {
 			var locks int64
-			return row.Scan(&companyAccount, &account, &manager, &locks)
+			return row.Scan(&companyAccount, &account, &manager, &locks, catalog)
 		})
 	var endpoints []*webhooks.Endpoint
 	collect := func(rows pgx.Rows) error {

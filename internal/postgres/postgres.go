@@ -60,6 +60,7 @@ const (
 	lockClaim       int32 = 0x77686b03 // second key: hashtext(endpoint id)
 	lockOwner       int32 = 0x77686b04 // second key: hashtext(company or account id)
 	lockPurge       int32 = 0x77686b05 // second key: hashtext(current_schema())
+	lockCatalog     int32 = 0x77686b06 // second key: hashtext(current_schema())
 )
 
 // DefaultMaxConns is the pool size unless the URL sets pool_max_conns.

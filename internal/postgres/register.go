@@ -7,6 +7,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // RegisterEvent implements app.Store. Registrations are committed in
@@ -15,6 +16,7 @@ import (
 // is most of what a registration costs on a busy machine.
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	r := &registration{ev: ev, key: key}
+	r.catalog, r.checked = app.CatalogVersion(ctx)
 	if err := s.registrations.Do(ctx, r); err != nil {
 		return nil, nil, false, err
 	}
@@ -31,6 +33,11 @@ func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webh
 type registration struct {
 	ev  *webhooks.Event
 	key *webhooks.IdempotencyKey
+	// catalog is the version of the catalog ev was checked against, if
+	// checked: the group's transaction refuses it if the catalog has
+	// another (app.ErrCatalogChanged).
+	catalog int64
+	checked bool
 
 	first      *webhooks.Event // the earlier event of a repeated key
 	deliveries []*webhooks.Delivery

@@ -107,3 +107,16 @@ func BenchmarkLists(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRegistration measures registration with and without an
+// event-type catalog (see storetest.BenchmarkRegistration).
+func BenchmarkRegistration(b *testing.B) {
+	storetest.BenchmarkRegistration(b, func(b *testing.B) storetest.Store {
+		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created`
@@ -66,6 +67,7 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 // registrations share one commit (group commit).
 func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	r := &registration{ctx: ctx, ev: ev, key: key}
+	r.catalog, r.checked = app.CatalogVersion(ctx)
 	if err := s.registrations.Do(ctx, r); err != nil {
 		return nil, nil, false, err
 	}
@@ -83,6 +85,11 @@ type registration struct {
 	ctx context.Context // the caller's: if it ends before the group begins, the registration is left out
 	ev  *webhooks.Event
 	key *webhooks.IdempotencyKey
+	// catalog is the version of the catalog ev was checked against, if
+	// checked: the group's transaction refuses it if the catalog has
+	// another (app.ErrCatalogChanged).
+	catalog int64
+	checked bool
 
 	first      *webhooks.Event // the earlier event of a repeated key
 	deliveries []*webhooks.Delivery
@@ -146,9 +153,21 @@ func (s *Store) registerGroup(ctx context.Context, group []*registration, savepo
 		if err := s.routes.sync(ctx, tx); err != nil {
 			return err
 		}
+		// One read of the catalog's version per group, in its
+		// transaction: a change of the catalog commits before it or after
+		// the whole group.
+		var catalog int64
+		if err := tx.QueryRowContext(ctx, qCatalogVersion).Scan(&catalog); err != nil {
+			return err
+		}
 		for _, r := range group {
 			r.first, r.deliveries = nil, nil
 			if r.err = r.ctx.Err(); r.err != nil {
+				continue
+			}
+			if r.checked && r.catalog != catalog {
+				// Refused before it writes anything: no savepoint needed.
+				r.err = app.ErrCatalogChanged
 				continue
 			}
 			if !savepoints {

@@ -129,8 +129,11 @@ func MustCreateEndpoint(tb testing.TB, s Store, e *webhooks.Endpoint) *webhooks.
 // set).
 func createEndpoint(tb testing.TB, s Store, e *webhooks.Endpoint) (*app.OwnedEndpoint, error) {
 	owner := app.CompanyOwner(e.CompanyID)
-	if e.Scope == webhooks.ScopeAccount {
+	switch e.Scope {
+	case webhooks.ScopeAccount:
 		owner = app.AccountOwner(e.AccountID)
+	case webhooks.ScopePlatform:
+		owner = app.PlatformOwner()
 	}
 	in := app.EndpointInput{URL: e.URL, EnabledEvents: e.EnabledEvents, APIVersion: e.APIVersion, Livemode: &e.Livemode, Description: e.Description}
 	if e.Relationships != nil {

@@ -70,4 +70,5 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testAudit(t, open)
 	testConcurrency(t, open)
 	testMaintenance(t, open)
+	testEventTypes(t, open)
 }
