@@ -140,7 +140,7 @@ func TestCluster_KillOneProcess(t *testing.T) {
 	env := []string{
 		"WEBHOOKS_DATABASE=" + db, "WEBHOOKS_ADMIN_KEY=" + adminKey,
 		"WEBHOOKS_ALLOW_NETWORKS=127.0.0.0/8", "WEBHOOKS_ALLOW_HTTP=true",
-		"WEBHOOKS_ATTEMPT_TIMEOUT=1s", "WEBHOOKS_LEASE=6s", "WEBHOOKS_POLL_INTERVAL=200ms",
+		"WEBHOOKS_ATTEMPT_TIMEOUT=1s", "WEBHOOKS_LEASE=3s", "WEBHOOKS_POLL_INTERVAL=200ms",
 		fmt.Sprintf("WEBHOOKS_CONCURRENCY=%d", concurrency), "WEBHOOKS_LOG_LEVEL=info",
 	}
 	procs := []*process{startServe(t, env...), startServe(t, env...), startServe(t, env...)}
