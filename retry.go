@@ -62,12 +62,18 @@ const RehearsalLength = 10 * time.Minute
 // by, so that its whole schedule, jitter included, ends within
 // RehearsalLength: 1 when it does already.
 func (p RetryPolicy) RehearsalFactor() int {
+	return max(1, int((p.Length()+RehearsalLength-1)/RehearsalLength))
+}
+
+// Length is the longest a delivery's schedule lasts, every wait at its
+// most: a delivery being retried at some moment was created at most this
+// long before it.
+func (p RetryPolicy) Length() time.Duration {
 	var total time.Duration
 	for _, w := range p.Waits {
 		total += w
 	}
-	longest := time.Duration(float64(total) * (1 + p.Jitter))
-	return max(1, int((longest+RehearsalLength-1)/RehearsalLength))
+	return time.Duration(float64(total) * (1 + p.Jitter))
 }
 
 // MaxAttempts is the number of automatic attempts a delivery gets.

@@ -175,3 +175,34 @@ func (a *App) registerOperational(ctx context.Context, events []*webhooks.Event)
 	}
 	return nil
 }
+
+// EnableAndRecover enables a disabled endpoint and recovers what it
+// missed, in one action (the portal's, SPEC 14): every failed delivery
+// created since the episode that led to the disable could have begun to
+// be retried, that is one retry schedule before it began to fail (or, if
+// it never failed, before it was disabled). It returns the endpoint and
+// how many deliveries are sent again.
+func (a *App) EnableAndRecover(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Endpoint, int, error) {
+	oe, err := a.Endpoint(ctx, c, ref)
+	if err != nil {
+		return nil, 0, err
+	}
+	if oe.Enabled() {
+		return nil, 0, webhooks.Errorf(webhooks.EINVALID, "the endpoint is enabled already: use recover to send what failed.")
+	}
+	began := oe.DisabledAt
+	if !oe.FailingSince.IsZero() && (began.IsZero() || oe.FailingSince.Before(began)) {
+		began = oe.FailingSince
+	}
+	if began.IsZero() {
+		began = oe.Updated
+	}
+	since := began.Add(-a.cfg.Policy.Length()).Unix()
+	enabled := webhooks.EndpointEnabled
+	ep, err := a.UpdateEndpoint(ctx, c, ref, webhooks.EndpointUpdate{Status: &enabled})
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := a.Recover(ctx, c, ref, RecoverInput{Since: &since})
+	return ep, n, err
+}

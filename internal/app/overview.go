@@ -98,23 +98,10 @@ func endpointIDs(eps []*webhooks.Endpoint) []string {
 	return ids
 }
 
-// Retries is what an endpoint's deliveries being retried tell of when its
-// attempts began to fail (see Store.CountRetrying).
-type Retries struct {
-	EndpointID string
-	// FirstFailed is when the first attempt of the oldest delivery that
-	// waits for a retry on the schedule started.
-	FirstFailed time.Time
-	// LastDelivered is when the endpoint's newest delivered delivery (by
-	// creation) was delivered, or zero if none was: a 2xx after
-	// FirstFailed means the endpoint answers again.
-	LastDelivered time.Time
-}
-
 // CountRetrying counts the deliveries being retried of endpoints c has
 // read (with Holdings or Endpoint), created since, by endpoint and bucket
-// of time, and says when each endpoint's began to fail.
-func (a *App) CountRetrying(ctx context.Context, eps []*webhooks.Endpoint, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, []Retries, error) {
+// of time. (When each endpoint began to fail is its failing_since.)
+func (a *App) CountRetrying(ctx context.Context, eps []*webhooks.Endpoint, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
 	return a.cfg.Store.CountRetrying(ctx, endpointIDs(eps), since, bucket)
 }
 

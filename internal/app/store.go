@@ -57,13 +57,8 @@ type Store interface {
 	ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error)
 	// CountRetrying counts the endpoints' deliveries being retried
 	// (pending after at least one failed attempt) created at or after
-	// since, as CountDeliveries does (Status is pending); and returns,
-	// for each endpoint with a delivery that waits for its schedule after
-	// failed attempts (a send by hand under way aside), when the oldest
-	// one's first attempt started and when the endpoint's newest
-	// delivered delivery was delivered. Reads no body, and one attempt
-	// per endpoint.
-	CountRetrying(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, []Retries, error)
+	// since, as CountDeliveries does (Status is pending). Reads no body.
+	CountRetrying(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error)
 	// LastAttempts returns the last attempt of each of the deliveries
 	// that has one, without its response body.
 	LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webhooks.Attempt, error)

@@ -267,6 +267,15 @@ func (h *Handler) handleSetStatus(w http.ResponseWriter, r *http.Request, c *req
 	return redirect(w, r, endpointPath(ep.ID), url.Values{"notice": {status}})
 }
 
+func (h *Handler) handleEnableRecover(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
+	ref := endpointRef(r)
+	_, n, err := h.cfg.App.EnableAndRecover(r.Context(), c.caller, ref)
+	if err != nil {
+		return refusedTo(w, r, endpointPath(ref.ID), err, "")
+	}
+	return redirect(w, r, endpointPath(ref.ID), url.Values{"notice": {"recovered"}, "count": {strconv.Itoa(n)}})
+}
+
 func (h *Handler) handleConfirmDelete(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ep, err := h.cfg.App.Endpoint(r.Context(), c.caller, endpointRef(r))
 	if err != nil {

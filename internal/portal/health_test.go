@@ -86,9 +86,10 @@ func TestEndpoints_Retrying(t *testing.T) {
 			t.Errorf("endpoint page: no %q", want)
 		}
 	}
-	// The company endpoint, failed permanently, is not failing now.
-	if got := card(t, c.get("/portal/", 200), a.compEP.URL); strings.Contains(got, "failing since") || strings.Contains(got, "<strong>") {
-		t.Errorf("the company endpoint's card says it is failing:\n%s", got)
+	// The company endpoint's last attempt failed (for good): it is failing
+	// since then, with nothing being retried.
+	if got := card(t, c.get("/portal/", 200), a.compEP.URL); !strings.Contains(got, "failing since") || strings.Contains(got, "retrying</strong>") {
+		t.Errorf("the company endpoint's card: want failing since its last attempt, nothing retrying:\n%s", got)
 	}
 
 	// The receiver is back: a new delivery arrives; the four wait for

@@ -118,6 +118,7 @@ func (h *Handler) routes() {
 	h.page("GET /portal/endpoints/{endpoint}/edit", h.handleEditEndpoint)
 	h.action("POST /portal/endpoints/{endpoint}/edit", h.handleUpdateEndpoint)
 	h.action("POST /portal/endpoints/{endpoint}/status", h.handleSetStatus)
+	h.action("POST /portal/endpoints/{endpoint}/enable_recover", h.handleEnableRecover)
 	h.page("GET /portal/endpoints/{endpoint}/delete", h.handleConfirmDelete)
 	h.action("POST /portal/endpoints/{endpoint}/delete", h.handleDeleteEndpoint)
 	h.action("POST /portal/endpoints/{endpoint}/rotate", h.handleRotateSecret)

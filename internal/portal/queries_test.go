@@ -71,7 +71,7 @@ func (s *countingStore) CountDeliveries(ctx context.Context, ids []string, since
 	return s.Store.CountDeliveries(ctx, ids, since, bucket)
 }
 
-func (s *countingStore) CountRetrying(ctx context.Context, ids []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, []app.Retries, error) {
+func (s *countingStore) CountRetrying(ctx context.Context, ids []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
 	s.read()
 	return s.Store.CountRetrying(ctx, ids, since, bucket)
 }

@@ -85,6 +85,15 @@ func newDemo(t *testing.T) *demo {
 	disabled := webhooks.EndpointDisabled
 	_, err2 = uc.UpdateEndpoint(ctx, admin, app.EndpointRef{ID: d.oldWorkshop.ID}, webhooks.EndpointUpdate{Status: &disabled})
 	must(t, err2)
+	// The service disabled it: its receiver answered 410 Gone.
+	must(t, st.InTx(ctx, func(tx app.Tx) error {
+		e, err := tx.LockEndpoint(ctx, d.oldWorkshop.ID)
+		if err != nil {
+			return err
+		}
+		e.DisabledReason, e.DisabledAt = webhooks.DisabledGone, demoNow.Add(-26*time.Hour)
+		return tx.UpdateEndpoint(ctx, e)
+	}))
 
 	// A day of events, every 20 minutes, alternating the companies.
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -195,7 +204,7 @@ func newDemo(t *testing.T) *demo {
 		if len(others) > 0 {
 			must(t, st.ReleaseClaims(ctx, token, others))
 		}
-		must(t, st.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: token, Transition: p.then, Attempt: &webhooks.Attempt{
+		must(t, st.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: token, EndpointID: mine.Endpoint.ID, Transition: p.then, Attempt: &webhooks.Attempt{
 			DeliveryID: p.delivery, Number: mine.Delivery.AttemptCount + 1, StartedAt: p.at, Duration: p.took,
 			ResponseStatus: p.status, ResponseBody: p.body, Error: p.err,
 		}}}))
@@ -253,6 +262,7 @@ func TestScreenshots(t *testing.T) {
 		{"portal-delivery.png", "/portal/endpoints/" + d.workshop.ID + "/deliveries/" + d.rejected.ID, 1280, 0, []chromedp.Action[chromedp.Void]{openAttempt}},
 		{"portal-retrying.png", "/portal/endpoints/" + d.firm.ID, 1280, 900, nil},
 		{"portal-replayed.png", "/portal/endpoints/" + d.bakery.ID + "/deliveries/" + d.refused.ID, 1280, 900, nil},
+		{"portal-disabled.png", "/portal/endpoints/" + d.oldWorkshop.ID, 1280, 700, nil},
 		{"portal-events.png", "/portal/events", 1280, 1100, nil},
 		{"portal-rotated.png", "/portal/endpoints/" + d.bakery.ID, 1280, 760, []chromedp.Action[chromedp.Void]{
 			chromedp.SetValue(chromedp.ID("expires_in"), "259200"),

@@ -80,16 +80,13 @@ func (s Stats) Summary() string {
 		s.Delivered, s.Retrying, s.Failed, s.Pending)
 }
 
-// failingSince is when an endpoint's attempts began to fail, as its
-// deliveries being retried tell: the first attempt of the oldest one that
-// waits for a retry, unless the endpoint delivered one since (then its
-// attempts succeed again, and the rest wait for their schedule). This is
-// the one place that decides it, until the endpoint says it itself.
-func failingSince(r app.Retries) time.Time {
-	if r.FirstFailed.IsZero() || r.LastDelivered.After(r.FirstFailed) {
+// failingSince is when an endpoint's attempts began to fail, while they
+// still fail: its own failing_since, which the engine keeps (SPEC 14).
+func failingSince(ep *webhooks.Endpoint) time.Time {
+	if ep.FailureStreak == 0 {
 		return time.Time{}
 	}
-	return r.FirstFailed
+	return ep.FailingSince
 }
 
 // Chart is an inline SVG bar chart: one stacked bar per hour, oldest on
@@ -128,7 +125,7 @@ func (h *Handler) endpointStats(ctx context.Context, hold *app.Holdings, now tim
 	}
 	// Read after the states: a delivery first attempted in between is
 	// pending in both, and moves from one figure to the other below.
-	retrying, retries, err := h.cfg.App.CountRetrying(ctx, hold.All(), since, statsWindow/statsBuckets)
+	retrying, err := h.cfg.App.CountRetrying(ctx, hold.All(), since, statsWindow/statsBuckets)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +161,8 @@ func (h *Handler) endpointStats(ctx context.Context, hold *app.Holdings, now tim
 		b[i].retrying += moved
 	}
 	failing := map[string]time.Time{}
-	for _, r := range retries {
-		failing[r.EndpointID] = failingSince(r)
+	for _, ep := range hold.All() {
+		failing[ep.ID] = failingSince(ep)
 	}
 	out := make(map[string]Stats, len(buckets))
 	for id, b := range buckets {
@@ -185,7 +182,7 @@ func (h *Handler) endpointStats(ctx context.Context, hold *app.Holdings, now tim
 
 // endpointHealth is one endpoint's Health, in one query.
 func (h *Handler) endpointHealth(ctx context.Context, ep *webhooks.Endpoint, now time.Time) (Health, error) {
-	retrying, retries, err := h.cfg.App.CountRetrying(ctx, []*webhooks.Endpoint{ep}, now.Add(-statsWindow), statsWindow)
+	retrying, err := h.cfg.App.CountRetrying(ctx, []*webhooks.Endpoint{ep}, now.Add(-statsWindow), statsWindow)
 	if err != nil {
 		return Health{}, err
 	}
@@ -193,9 +190,7 @@ func (h *Handler) endpointHealth(ctx context.Context, ep *webhooks.Endpoint, now
 	for _, n := range retrying {
 		v.Retrying += n.N
 	}
-	for _, r := range retries {
-		v.FailingSince = timeView(failingSince(r), now)
-	}
+	v.FailingSince = timeView(failingSince(ep), now)
 	return v, nil
 }
 

@@ -22,6 +22,9 @@ type TimeView struct {
 	Rel  string // "4 min ago", "in 2 h"
 }
 
+// timeLayout is how the portal writes a moment.
+const timeLayout = "2 Jan 2006, 15:04:05 UTC"
+
 // IsZero reports whether the view shows no moment.
 func (t TimeView) IsZero() bool { return t.ISO == "" }
 
@@ -31,7 +34,7 @@ func timeView(t, now time.Time) TimeView {
 	}
 	return TimeView{
 		ISO:  t.UTC().Format(time.RFC3339),
-		Text: t.UTC().Format("2 Jan 2006, 15:04:05 UTC"),
+		Text: t.UTC().Format(timeLayout),
 		Rel:  relative(t, now),
 	}
 }
@@ -303,6 +306,10 @@ type EndpointView struct {
 	// PreviousExpires is when the previous secret stops signing, while a
 	// rotation's overlap lasts.
 	PreviousExpires TimeView
+	// DisabledAt and DisabledWhy say when and why a disabled endpoint was
+	// disabled (SPEC 14).
+	DisabledAt  TimeView
+	DisabledWhy string
 }
 
 func endpointView(ep *webhooks.Endpoint, company *webhooks.Company, now time.Time) EndpointView {
@@ -310,6 +317,7 @@ func endpointView(ep *webhooks.Endpoint, company *webhooks.Company, now time.Tim
 		ID: ep.ID, URL: ep.URL, ShortURL: shortURL(ep.URL), Description: ep.Description, Enabled: ep.Enabled(),
 		Scope: string(ep.Scope), Events: ep.EnabledEvents, APIVersion: ep.APIVersion, Livemode: ep.Livemode,
 		Created: timeView(ep.Created, now), ResendLabel: resendLabel(ep.Scope),
+		DisabledAt: timeView(ep.DisabledAt, now), DisabledWhy: disabledWhy(ep),
 	}
 	for _, r := range ep.Relationships {
 		v.Relationships = append(v.Relationships, string(r))
@@ -440,4 +448,21 @@ func replayedView(d *webhooks.Delivery, sameEvent []*webhooks.Delivery, now time
 func endpointPath(id string) string { return "/portal/endpoints/" + id }
 func deliveryPath(endpointID, id string) string {
 	return "/portal/endpoints/" + endpointID + "/deliveries/" + id
+}
+
+// disabledWhy says why a disabled endpoint was disabled, in words.
+func disabledWhy(ep *webhooks.Endpoint) string {
+	if ep.Enabled() {
+		return ""
+	}
+	switch ep.DisabledReason {
+	case webhooks.DisabledFailing:
+		if !ep.FailingSince.IsZero() {
+			return "every attempt to it had failed since " + ep.FailingSince.UTC().Format(timeLayout) + ", so the service disabled it"
+		}
+		return "its attempts kept failing, so the service disabled it"
+	case webhooks.DisabledGone:
+		return "it answered 410 Gone, which asks senders to stop, so the service disabled it"
+	}
+	return "it was disabled by hand"
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/app"
 )
 
 func TestRelative(t *testing.T) {
@@ -136,16 +135,14 @@ func TestFailingSince(t *testing.T) {
 	first := time.Date(2026, 10, 14, 7, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name string
-		r    app.Retries
+		ep   webhooks.Endpoint
 		want time.Time
 	}{
-		{"nothing retried", app.Retries{}, time.Time{}},
-		{"never delivered", app.Retries{FirstFailed: first}, first},
-		{"delivered before it failed", app.Retries{FirstFailed: first, LastDelivered: first.Add(-time.Minute)}, first},
-		// Its receiver answers again: the rest wait for their schedule.
-		{"delivered since", app.Retries{FirstFailed: first, LastDelivered: first.Add(time.Minute)}, time.Time{}},
+		{"healthy", webhooks.Endpoint{}, time.Time{}},
+		{"failing", webhooks.Endpoint{FailureStreak: 3, FailingSince: first}, first},
+		{"a 2xx since", webhooks.Endpoint{FailureStreak: 0, FailingSince: first}, time.Time{}},
 	} {
-		if got := failingSince(tc.r); !got.Equal(tc.want) {
+		if got := failingSince(&tc.ep); !got.Equal(tc.want) {
 			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
 		}
 	}
