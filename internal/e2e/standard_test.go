@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/service"
 	"github.com/factuarea/webhooks/signature"
 )
@@ -74,5 +76,40 @@ func TestStandardWebhooks(t *testing.T) {
 				t.Errorf("PATCH standard_webhooks: got %v", patched["standard_webhooks"])
 			}
 		})
+	}
+}
+
+// TestStandardWebhooks_OldSecret: an endpoint whose secret was made before
+// the format changed (unpadded base64url) keeps signing
+// Factuarea-Signature, and cannot turn standard_webhooks on (422
+// secret_not_compatible) until it rotates; then it can.
+func TestStandardWebhooks_OldSecret(t *testing.T) {
+	ts := startService(t, "")
+	acme := ts.newAccount("Acme", "", "B12345674")
+	s := newSink(t)
+	ep := ts.newEndpoint("/v1/companies/"+acme.companyID, acme.key, object{"url": s.URL, "enabled_events": []string{"invoice.*"}})
+	const old = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
+	err := ts.svc.Store.InTx(context.Background(), func(tx app.Tx) error {
+		e, err := tx.LockEndpoint(context.Background(), ep.id)
+		if err != nil {
+			return err
+		}
+		e.Secret = old
+		return tx.UpdateEndpoint(context.Background(), e)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts.wantError(422, "secret_not_compatible", "PATCH", ep.path, acme.key, object{"standard_webhooks": true})
+	ts.registerEvent(object{"type": "invoice.sent", "company_id": acme.companyID, "data": object{"object": invoice}})
+	r := s.waitRequests(t, 1, 5*time.Second)[0]
+	if err := signature.Verify(r.header.Get(signature.HeaderName), r.body, time.Now(), 0, old); err != nil {
+		t.Errorf("the old secret's Factuarea-Signature: %v", err)
+	}
+	ts.must(200, "POST", ep.path+"/rotate_secret", acme.key, object{"expires_in": 0}, nil)
+	var patched object
+	ts.must(200, "PATCH", ep.path, acme.key, object{"standard_webhooks": true}, &patched)
+	if patched["standard_webhooks"] != true {
+		t.Errorf("after rotating: standard_webhooks %v", patched["standard_webhooks"])
 	}
 }
