@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/factuarea/webhooks/internal/browsertest"
 	"github.com/factuarea/webhooks/internal/service"
 )
 
@@ -31,11 +29,7 @@ func TestPortal_DisabledEndpoint(t *testing.T) {
 	ts.idle()
 	status.Store(200)
 
-	var session object
-	ts.must(201, "POST", "/v1/accounts/"+acme.accountID+"/portal_sessions", adminKey, nil, &session)
-	u, _ := url.Parse(str(session["url"]))
-	ctx := browsertest.New(t, 1280, 900)
-	load(t, ctx, chromedp.Navigate(ts.url+u.Path))
+	ctx := ts.browsePortal(acme.accountID)
 	load(t, ctx, chromedp.Navigate(ts.url+"/portal/endpoints/"+ep.id))
 	callout := read(t, ctx, chromedp.Text(chromedp.CSS(".disabled-callout")))
 	if !strings.Contains(callout, "Disabled since") || !strings.Contains(callout, "410 Gone") || !strings.Contains(callout, "Nothing is lost") {

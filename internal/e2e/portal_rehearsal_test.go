@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"net/url"
 	"strings"
 	"testing"
@@ -24,16 +25,7 @@ func TestPortal_Rehearsal(t *testing.T) {
 	s, _ := statusSink(t, 503)
 	ep := ts.newEndpoint("/v1/companies/"+acme.companyID, acme.key, object{"url": s.URL, "enabled_events": []string{"invoice.*"}})
 
-	var session object
-	ts.must(201, "POST", "/v1/accounts/"+acme.accountID+"/portal_sessions", adminKey, nil, &session)
-	u, err := url.Parse(str(session["url"]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := browsertest.New(t, 1280, 900)
-	if status := load(t, ctx, chromedp.Navigate(ts.url+u.Path)); status != 200 {
-		t.Fatalf("opening the link: got %d", status)
-	}
+	ctx := ts.browsePortal(acme.accountID)
 	load(t, ctx, chromedp.Navigate(ts.url+"/portal/endpoints/"+ep.id))
 	if text := mainText(t, ctx); !strings.Contains(text, "Rehearse an outage") {
 		t.Fatalf("endpoint page: no rehearsal action:\n%s", text)
@@ -67,4 +59,22 @@ func TestPortal_Rehearsal(t *testing.T) {
 	if !strings.Contains(text, "Failed permanently") || strings.Count(text, "503") < 8 {
 		t.Errorf("the rehearsal's page after 8 failed attempts: want failed permanently and eight 503s:\n%s", text)
 	}
+}
+
+// browsePortal opens, in Chromium, a portal session of the account on this
+// service (whatever public URL its links carry) and returns the browser.
+func (ts *testService) browsePortal(accountID string) context.Context {
+	t := ts.t
+	t.Helper()
+	var session object
+	ts.must(201, "POST", "/v1/accounts/"+accountID+"/portal_sessions", adminKey, nil, &session)
+	u, err := url.Parse(str(session["url"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browsertest.New(t, 1280, 900)
+	if status := load(t, ctx, chromedp.Navigate(ts.url+u.Path)); status != 200 {
+		t.Fatalf("opening the portal link: got %d", status)
+	}
+	return ctx
 }
