@@ -64,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testClaims(t, open)
 	testRecordAttempts(t, open)
 	testHandOff(t, open)
+	testTraceparents(t, open)
 	testHealth(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
