@@ -26,7 +26,12 @@ type EventInput struct {
 // transaction. It returns the event and whether it was created now (false:
 // the Idempotency-Key repeats a recent registration, whose event it
 // returns, and nothing was registered). Admin only.
-func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webhooks.Event, bool, error) {
+//
+// Its span (see tracing) is a child of ctx's: the platform's request's.
+func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (ev *webhooks.Event, created bool, err error) {
+	ctx, span := a.cfg.Tracing.StartRegistration(ctx, false)
+	var deliveries []*webhooks.Delivery
+	defer func() { span.End(ev, len(deliveries), created, err) }()
 	if err := c.requireAdmin(); err != nil {
 		return nil, false, err
 	}
@@ -34,7 +39,8 @@ func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webh
 	if err != nil {
 		return nil, false, err
 	}
-	got, _, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
+	span.Event(ev)
+	got, deliveries, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
 	if err != nil {
 		return nil, false, err
 	}

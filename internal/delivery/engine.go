@@ -10,6 +10,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // Defaults of Config.
@@ -78,6 +79,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics receives the engine's measurements; nil discards them.
 	Metrics Metrics
+	// Tracing makes a span of each attempt, linked to the span that
+	// registered its event (nil: tracing off).
+	Tracing *tracing.Tracing
 	// Recorded, if set, is called after each batch of attempts is stored.
 	Recorded func([]*webhooks.AttemptRecord)
 	// Observe, if set, receives the stored records that may change their
@@ -408,6 +412,7 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 			d.slots.add(endpointID)
 			held = append(held, endpointID)
 		},
+		Traceparents: d.cfg.Tracing.Enabled(),
 	})
 	if err != nil {
 		d.Unlease(held)
