@@ -244,10 +244,18 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if ev.Traceparent != "" {
+		_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
+			nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()),
+			ev.Traceparent)
+		return err
+	}
+	// Without a traceparent (tracing off), the statement of before: it
+	// binds no more than it did.
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()),
-		nullString(ev.Traceparent))
+		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()))
 	return err
 }
 

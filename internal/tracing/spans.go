@@ -80,11 +80,13 @@ func (r Registration) End(ev *webhooks.Event, deliveries int, created bool, err 
 	if r.span == nil {
 		return
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		setError(r.span, err)
-	} else {
-		r.span.SetAttributes(eventAttributes(ev)...)
-		r.span.SetAttributes(DeliveriesKey.Int(deliveries), RepeatedKey.Bool(!created))
+	case created:
+		r.span.SetAttributes(DeliveriesKey.Int(deliveries), RepeatedKey.Bool(false))
+	default: // the key repeated a registration: ev is the first one
+		r.span.SetAttributes(EventIDKey.String(ev.ID), DeliveriesKey.Int(0), RepeatedKey.Bool(true))
 	}
 	r.span.End()
 }

@@ -18,6 +18,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
 	"net/http"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -67,23 +68,36 @@ func (t *Tracing) Extract(ctx context.Context, h http.Header) context.Context {
 	return traceContext.Extract(ctx, propagation.HeaderCarrier(h))
 }
 
-// Traceparent formats sc as a W3C traceparent (empty if sc is not
-// valid).
+// Traceparent formats sc as a W3C traceparent, version 00 (empty if sc is
+// not valid).
 func Traceparent(sc trace.SpanContext) string {
 	if !sc.IsValid() {
 		return ""
 	}
-	c := propagation.MapCarrier{}
-	traceContext.Inject(trace.ContextWithSpanContext(context.Background(), sc), c)
-	return c["traceparent"]
+	tid, sid := sc.TraceID(), sc.SpanID()
+	var b [55]byte // 00-<32 hex>-<16 hex>-<2 hex>
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:], []byte{byte(sc.TraceFlags())})
+	return string(b[:])
 }
 
-// ParseTraceparent reads a W3C traceparent; the span context is not valid
-// if s is not one.
+// ParseTraceparent reads a traceparent of version 00, as Traceparent
+// writes it and the store keeps it; the span context is not valid if s is
+// not one.
 func ParseTraceparent(s string) trace.SpanContext {
-	if s == "" {
+	if len(s) != 55 || s[:3] != "00-" || s[35] != '-' || s[52] != '-' {
 		return trace.SpanContext{}
 	}
-	ctx := traceContext.Extract(context.Background(), propagation.MapCarrier{"traceparent": s})
-	return trace.SpanContextFromContext(ctx)
+	tid, err1 := trace.TraceIDFromHex(s[3:35])
+	sid, err2 := trace.SpanIDFromHex(s[36:52])
+	var flags [1]byte
+	_, err3 := hex.Decode(flags[:], []byte(s[53:]))
+	if err1 != nil || err2 != nil || err3 != nil {
+		return trace.SpanContext{}
+	}
+	return trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.TraceFlags(flags[0]), Remote: true})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
@@ -139,6 +140,33 @@ func checkAttrs(t *testing.T, s sdktrace.ReadOnlySpan, want map[string]any) {
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("span %s: %s = %v (%T), want %v", s.Name(), k, got[k], got[k], v)
+		}
+	}
+}
+
+// TestTraceparent_Propagator: what Traceparent writes, the W3C propagator
+// reads as the same span context, and what it writes ParseTraceparent
+// reads: the stored traceparent is the standard header.
+func TestTraceparent_Propagator(t *testing.T) {
+	for _, flags := range []trace.TraceFlags{0, trace.FlagsSampled} {
+		sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1, 2, 3, 0xab}, SpanID: trace.SpanID{9, 0xcd}, TraceFlags: flags})
+		got := trace.SpanContextFromContext(traceContext.Extract(context.Background(), propagation.MapCarrier{"traceparent": Traceparent(sc)}))
+		if !got.Equal(sc.WithRemote(true)) {
+			t.Errorf("flags %s: the propagator read %+v from %q, want %+v", flags, got, Traceparent(sc), sc)
+		}
+		c := propagation.MapCarrier{}
+		traceContext.Inject(trace.ContextWithSpanContext(context.Background(), sc), c)
+		if back := ParseTraceparent(c["traceparent"]); !back.Equal(sc.WithRemote(true)) {
+			t.Errorf("flags %s: ParseTraceparent(%q): got %+v, want %+v", flags, c["traceparent"], back, sc)
+		}
+	}
+	for _, bad := range []string{
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-zz",
+		"00-4bf92f3577b34da6a3ce929d0e0e4736_00f067aa0ba902b7-01",
+	} {
+		if sc := ParseTraceparent(bad); sc.IsValid() {
+			t.Errorf("ParseTraceparent(%q): got a valid span context", bad)
 		}
 	}
 }
