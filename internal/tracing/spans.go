@@ -83,18 +83,23 @@ func (r Registration) End(ev *webhooks.Event, deliveries int, created bool, err 
 	switch {
 	case err != nil:
 		setError(r.span, err)
-	case created:
-		r.span.SetAttributes(DeliveriesKey.Int(deliveries), RepeatedKey.Bool(false))
+	case created: // the store filled the account from the company
+		r.span.SetAttributes(AccountIDKey.String(ev.AccountID), DeliveriesKey.Int(deliveries), RepeatedKey.Bool(false))
 	default: // the key repeated a registration: ev is the first one
-		r.span.SetAttributes(EventIDKey.String(ev.ID), DeliveriesKey.Int(0), RepeatedKey.Bool(true))
+		r.span.SetAttributes(EventIDKey.String(ev.ID), AccountIDKey.String(ev.AccountID), DeliveriesKey.Int(0), RepeatedKey.Bool(true))
 	}
 	r.span.End()
 }
 
+// eventAttributes are the attributes of an event being registered (its
+// account, when it names a company, is known once registered: see End).
 func eventAttributes(ev *webhooks.Event) []attribute.KeyValue {
-	attrs := []attribute.KeyValue{EventIDKey.String(ev.ID), EventTypeKey.String(ev.Type), AccountIDKey.String(ev.AccountID)}
+	attrs := []attribute.KeyValue{EventIDKey.String(ev.ID), EventTypeKey.String(ev.Type)}
 	if ev.CompanyID != "" {
 		attrs = append(attrs, CompanyIDKey.String(ev.CompanyID))
+	}
+	if ev.AccountID != "" {
+		attrs = append(attrs, AccountIDKey.String(ev.AccountID))
 	}
 	return attrs
 }
