@@ -34,6 +34,12 @@ type Event struct {
 	// Object is data.object, the resource as the producer sent it (compact
 	// JSON, the producer's key order kept).
 	Object json.RawMessage
+	// Traceparent is the W3C traceparent of the span that registered the
+	// event (empty: tracing off, or the span not sampled). Stores write
+	// it and claims read it back (ClaimRequest.Traceparents), so that an
+	// attempt's span links to the registration; Find and List leave it
+	// out. It is the platform's trace: it never goes to a receiver.
+	Traceparent string
 }
 
 // IsAccountEvent reports whether the event is an account.* event, which only

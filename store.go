@@ -130,6 +130,10 @@ type ClaimRequest struct {
 	// for room: see app.Engine). If the claim then fails, the claimer
 	// gives them back.
 	Hold func(endpointID string)
+	// Traceparents asks for each claim's Traceparent (tracing is on);
+	// without it a claim reads nothing more than the delivery and its
+	// endpoint.
+	Traceparents bool
 }
 
 // Claim is a delivery claimed for an attempt, with what the attempt needs
@@ -138,6 +142,10 @@ type Claim struct {
 	Delivery *Delivery // without Attempts
 	Endpoint *Endpoint // ID, Scope, URL and secrets
 	Token    string
+	// Traceparent is the delivery's event's (Event.Traceparent): set on a
+	// claim handed over at registration, and on a claimed one when
+	// ClaimRequest.Traceparents asks for it.
+	Traceparent string
 }
 
 // AttemptRecord is the result of an attempt on a claimed delivery.

@@ -25,6 +25,7 @@ import (
 	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/netguard"
 	"github.com/factuarea/webhooks/internal/service"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // ServeCommand is `webhooks serve`: the API, the portal and the delivery
@@ -71,6 +72,12 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// OTEL_* come from the process's environment, where the SDK reads
+	// them too.
+	if cfg.Tracing, err = tracing.FromEnv(ctx, logger); err != nil {
+		return err
+	}
+	defer shutdownTracing(cfg.Tracing, logger)
 	// Listening first: a taken address fails before the database is
 	// touched, and the public URL can default to the port bound.
 	ln, err := net.Listen("tcp", f.addr)
@@ -289,7 +296,20 @@ func startupAttrs(addr string, cfg service.Config, allowNetworks string) []any {
 	if len(cfg.AllowNetworks) > 0 {
 		attrs = append(attrs, "allow_networks", allowNetworks)
 	}
+	if cfg.Tracing.Enabled() {
+		attrs = append(attrs, "tracing", "otlp")
+	}
 	return attrs
+}
+
+// shutdownTracing exports the spans not exported yet, the last attempts'
+// among them, once the service stopped.
+func shutdownTracing(t *tracing.Tracing, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		logger.Warn("tracing: exporting the last spans failed", "err", err)
+	}
 }
 
 // parseSchedule reads a comma list of Go durations, or "none": no retry,

@@ -22,6 +22,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/session"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // URLChecker refuses endpoint URLs the service must not call: the SSRF
@@ -55,8 +56,10 @@ type Config struct {
 	// failed before the engine's observations disable it (SPEC 14); zero
 	// never does.
 	DisableAfter time.Duration
-	Now          func() time.Time
-	Logger       *slog.Logger
+	// Tracing makes a span of each registration (nil: tracing off).
+	Tracing *tracing.Tracing
+	Now     func() time.Time
+	Logger  *slog.Logger
 }
 
 // App runs the use cases. Its methods are safe for concurrent use.

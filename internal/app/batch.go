@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // MaxBatchEvents bounds the events of one RegisterEvents: a batch stays
@@ -36,7 +37,12 @@ type EventOutcome struct {
 // (webhooks.EUNAVAILABLE), RegisterEvents returns that error instead of
 // the outcomes: nothing was stored, so the caller may send the whole batch
 // again.
-func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) ([]EventOutcome, error) {
+//
+// The batch's span is a child of ctx's (the platform's request's), and
+// the parent of each event's.
+func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) (out []EventOutcome, err error) {
+	ctx, batch := a.cfg.Tracing.StartBatch(ctx, len(in))
+	defer func() { batch.End(refusedOf(out), err) }()
 	if err := c.requireAdmin(); err != nil {
 		return nil, err
 	}
@@ -44,21 +50,26 @@ func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) ([]
 		return nil, webhooks.Errorf(webhooks.EINVALID, "A batch holds at most %d events, not %d.", MaxBatchEvents, len(in))
 	}
 	type registration struct {
-		i   int
-		ev  *webhooks.Event
-		key *webhooks.IdempotencyKey
+		i    int
+		ev   *webhooks.Event
+		key  *webhooks.IdempotencyKey
+		ctx  context.Context // the event's span's
+		span tracing.Registration
 	}
-	out := make([]EventOutcome, len(in))
+	out = make([]EventOutcome, len(in))
 	// Round n holds the n-th valid use of each key (and round 0 the
 	// events without one).
 	var rounds [][]registration
 	uses := map[string]int{}
 	for i, item := range in {
+		ectx, span := a.cfg.Tracing.StartRegistration(ctx, true)
 		ev, key, err := a.newEvent(item, "idempotency_key")
 		if err != nil {
 			out[i].Err = err
+			span.End(nil, 0, false, err)
 			continue
 		}
+		span.Event(ev)
 		n := 0
 		if key != nil {
 			n = uses[key.Key]
@@ -67,15 +78,16 @@ func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) ([]
 		for len(rounds) <= n {
 			rounds = append(rounds, nil)
 		}
-		rounds[n] = append(rounds[n], registration{i, ev, key})
+		rounds[n] = append(rounds[n], registration{i, ev, key, ectx, span})
 	}
 
 	for _, round := range rounds {
 		var wg sync.WaitGroup
 		for _, r := range round {
 			wg.Go(func() {
-				got, created, err := a.register(ctx, r.ev, r.key)
+				got, deliveries, created, err := a.register(r.ctx, r.ev, r.key)
 				out[r.i] = EventOutcome{Event: got, Created: created, Err: err}
+				r.span.End(got, len(deliveries), created, err)
 			})
 		}
 		wg.Wait()
@@ -96,4 +108,15 @@ func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) ([]
 		return nil, unavailable
 	}
 	return out, nil
+}
+
+// refusedOf counts the refused events of a batch's outcomes.
+func refusedOf(out []EventOutcome) int {
+	n := 0
+	for _, o := range out {
+		if o.Err != nil {
+			n++
+		}
+	}
+	return n
 }

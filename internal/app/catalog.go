@@ -107,35 +107,34 @@ func (a *App) catalogChanged() { a.catalogs.current.Store(nil) }
 // register registers a validated event with its key (nil: none), checked
 // against the catalog (see above), and returns the event registered, or
 // the first one of a repeated key, and whether it was created now.
-func (a *App) register(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, bool, error) {
+func (a *App) register(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	if webhooks.CatalogExempt(ev.Type) {
-		got, _, created, err := a.cfg.Store.RegisterEvent(ctx, ev, key)
-		return got, created, err
+		return a.cfg.Store.RegisterEvent(ctx, ev, key)
 	}
 	for range maxCatalogRetries + 1 {
 		c, err := a.catalog(ctx)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if err := c.CheckEvent(ev.Type, ev.Object); err != nil {
 			// The store checks only what it registers: a refusal is
 			// confirmed on the catalog as it is now, which another process
 			// may have changed (declared the type, say).
 			if now, ferr := a.freshCatalog(ctx); ferr != nil {
-				return nil, false, ferr
+				return nil, nil, false, ferr
 			} else if now.Version() != c.Version() {
 				continue
 			}
 			if webhooks.ErrorCode(err) == webhooks.EINTERNAL {
 				a.cfg.Logger.Error("catalog: an event type's stored schema does not compile", "type", ev.Type, "err", err)
 			}
-			return nil, false, err
+			return nil, nil, false, err
 		}
-		got, _, created, err := a.cfg.Store.RegisterEvent(WithCatalogVersion(ctx, c.Version()), ev, key)
+		got, ds, created, err := a.cfg.Store.RegisterEvent(WithCatalogVersion(ctx, c.Version()), ev, key)
 		if !errors.Is(err, ErrCatalogChanged) {
-			return got, created, err
+			return got, ds, created, err
 		}
 		a.catalogs.current.CompareAndSwap(c, nil)
 	}
-	return nil, false, webhooks.Errorf(webhooks.EUNAVAILABLE, "The event-type catalog is changing too fast to check the event against it: try again in a moment.")
+	return nil, nil, false, webhooks.Errorf(webhooks.EUNAVAILABLE, "The event-type catalog is changing too fast to check the event against it: try again in a moment.")
 }

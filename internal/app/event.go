@@ -29,7 +29,12 @@ type EventInput struct {
 // an event of a type it does not declare is refused (EUNKNOWNEVENTTYPE),
 // and so is one whose object its type's schema refuses
 // (EINVALIDEVENTDATA). Admin only.
-func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webhooks.Event, bool, error) {
+//
+// Its span (see tracing) is a child of ctx's: the platform's request's.
+func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (ev *webhooks.Event, created bool, err error) {
+	ctx, span := a.cfg.Tracing.StartRegistration(ctx, false)
+	var deliveries []*webhooks.Delivery
+	defer func() { span.End(ev, len(deliveries), created, err) }()
 	if err := c.requireAdmin(); err != nil {
 		return nil, false, err
 	}
@@ -37,7 +42,8 @@ func (a *App) RegisterEvent(ctx context.Context, c Caller, in EventInput) (*webh
 	if err != nil {
 		return nil, false, err
 	}
-	got, created, err := a.register(ctx, ev, key)
+	span.Event(ev)
+	got, deliveries, created, err := a.register(ctx, ev, key)
 	if err != nil {
 		return nil, false, err
 	}

@@ -92,9 +92,13 @@ func SetHeaders(h http.Header, d *webhooks.Delivery, sig string) {
 
 // attempt makes one attempt of a claimed delivery and returns its record,
 // or nil if the engine aborted it (shutdown) before it ended.
+//
+// Its span stays out of the request's context, and the request carries no
+// traceparent: the platform's trace ids are not the receiver's business.
 func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.AttemptRecord {
 	d := c.Delivery
 	started := e.cfg.Now()
+	span := e.cfg.Tracing.StartAttempt(c, started)
 	a := &webhooks.Attempt{DeliveryID: d.ID, Number: d.AttemptCount + 1, StartedAt: started, Manual: d.Manual}
 
 	actx, cancel := context.WithTimeout(ctx, e.cfg.AttemptTimeout)
@@ -126,6 +130,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 		}
 	}
 	if ctx.Err() != nil {
+		span.Abort()
 		return nil // aborted: hand the delivery back
 	}
 	if err != nil {
@@ -146,7 +151,9 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 			"delivery_id", d.ID, "endpoint_id", d.EndpointID, "event_id", d.EventID,
 			"attempt", a.Number, "status", a.ResponseStatus, "error", a.Error, "next_state", t.Status)
 	}
-	return &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+	rec := &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+	span.End(rec, outcome, end)
+	return rec
 }
 
 // RetryAfter reads the Retry-After header of a 429 or 503 answer (SPEC

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // Defaults of Config.
@@ -82,6 +83,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics receives the engine's measurements; nil discards them.
 	Metrics Metrics
+	// Tracing makes a span of each attempt, linked to the span that
+	// registered its event (nil: tracing off).
+	Tracing *tracing.Tracing
 	// Recorded, if set, is called after each batch of attempts is stored.
 	Recorded func([]*webhooks.AttemptRecord)
 	// Limiter spaces the attempts to rate-limited endpoints. Nil: one of
@@ -455,6 +459,7 @@ func (d *dispatcher) claim(ctx context.Context, limit int) (int, error) {
 			d.slots.add(endpointID)
 			held = append(held, endpointID)
 		},
+		Traceparents: d.cfg.Tracing.Enabled(),
 	})
 	if err != nil {
 		d.Unlease(held)
@@ -478,6 +483,15 @@ func (d *dispatcher) startHanded(claims []*webhooks.Claim) {
 // start starts the attempts of claims, whose slots are taken.
 func (d *dispatcher) start(claims []*webhooks.Claim) {
 	for _, c := range claims {
+		if d.slots.over(c.Endpoint.ID, d.cfg.PerEndpoint) {
+			// A store's hand-off, which the claim's transaction did not
+			// see (it had not committed), took the endpoint's last slot:
+			// this one goes back to the queue, due again shortly, rather
+			// than past the cap.
+			d.slots.ended(c.Endpoint.ID)
+			d.collect(result{claim: c, deferUntil: d.cfg.Now().Add(overCapDelay)})
+			continue
+		}
 		go func() {
 			if c.Endpoint.RateLimit > 0 {
 				if ok, until := d.throttle(d.attemptCtx, c); !ok {
@@ -511,6 +525,10 @@ func (d *dispatcher) record(ctx context.Context) error {
 	d.stored()
 	return nil
 }
+
+// overCapDelay is how long a claim that would exceed its endpoint's cap
+// waits in the queue: about an attempt's time, for a slot to free.
+const overCapDelay = 100 * time.Millisecond
 
 // deferNow hands back the claims a rate limit held back, each due again
 // at its time, and frees their slots.

@@ -433,3 +433,39 @@ func TestEngine_LeaseCountsAttemptsInFlight(t *testing.T) {
 		e.Unlease([]string{s.ep.ID})
 	}
 }
+
+// TestEngine_ClaimPastTheCapWaits: a claim that comes back for an endpoint
+// whose slots a store's hand-off took meanwhile (the claim's transaction
+// could not see the hand-off, not yet committed) is not attempted past the
+// endpoint's cap: it goes back to the queue, deferred, and no second
+// request reaches the receiver while the first hangs.
+func TestEngine_ClaimPastTheCapWaits(t *testing.T) {
+	url, arrived := hangingServer(t)
+	s := newQueueStore(url, 0)
+	e := newEngine(s, Config{PerEndpoint: 1, ShutdownGrace: time.Second})
+	run(t, e)
+	waitUntil(t, "the engine running", func() bool { return e.HasRoom() })
+	token, _, ok := e.Lease(s.ep.ID, time.Now())
+	if !ok {
+		t.Fatal("lease refused")
+	}
+	// Not in the store's claims: its transaction has not committed when
+	// the claim below counts the endpoint's.
+	handed := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
+		Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
+	e.Hand([]*webhooks.Claim{{Delivery: handed, Endpoint: s.ep, Token: token}})
+	waitUntil(t, "the handed attempt", func() bool { return arrived.Load() == 1 })
+	s.mu.Lock()
+	s.due = append(s.due, &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(),
+		EventType: "invoice.sent", Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)})
+	s.mu.Unlock()
+	e.Wake() // the claim finds it due
+	waitUntil(t, "the claim deferred", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.deferred) == 1
+	})
+	if n := arrived.Load(); n != 1 {
+		t.Errorf("the receiver got %d requests at once, want 1 (the cap)", n)
+	}
+}

@@ -51,6 +51,13 @@ func (s *slots) add(endpoint string) {
 	s.mu.Unlock()
 }
 
+// over reports whether endpoint has more than limit attempts in flight.
+func (s *slots) over(endpoint string, limit int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return limit > 0 && s.active[endpoint] > limit
+}
+
 // ended counts an attempt to endpoint as ended.
 func (s *slots) ended(endpoint string) {
 	s.mu.Lock()

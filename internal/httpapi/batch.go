@@ -70,7 +70,7 @@ func (s *Server) handleCreateEvents(w http.ResponseWriter, r *http.Request, c ap
 		inputs = append(inputs, in)
 		items = append(items, i)
 	}
-	outcomes, err := s.App.RegisterEvents(r.Context(), c, inputs)
+	outcomes, err := s.App.RegisterEvents(s.Tracing.Extract(r.Context(), r.Header), c, inputs)
 	if err != nil {
 		return err
 	}

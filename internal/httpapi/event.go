@@ -50,7 +50,7 @@ func (s *Server) handleCreateEvent(w http.ResponseWriter, r *http.Request, c app
 	if err != nil {
 		return err
 	}
-	ev, created, err := s.App.RegisterEvent(r.Context(), c, in)
+	ev, created, err := s.App.RegisterEvent(s.Tracing.Extract(r.Context(), r.Header), c, in)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // MaxBodyBytes bounds every request body but a batch's; a larger one
@@ -38,6 +39,9 @@ type Server struct {
 	// Observe, if set, is called after each request with its route pattern,
 	// status and duration (for metrics).
 	Observe func(pattern string, status int, d time.Duration)
+	// Tracing, if set, joins a registration's span to the trace of the
+	// platform's request (its traceparent header).
+	Tracing *tracing.Tracing
 }
 
 // Handler returns the API's handler.

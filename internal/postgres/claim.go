@@ -19,6 +19,13 @@ var claimedSelect = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e
 	FROM claimed c JOIN deliveries d ON d.id = c.delivery_id JOIN endpoints e ON e.id = d.endpoint_id
 	ORDER BY c.due, c.delivery_id`
 
+// claimedSelectTraced is claimedSelect with each event's traceparent, when
+// tracing is on (ClaimRequest.Traceparents): off, a claim reads no event.
+var claimedSelectTraced = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e", endpointCols) + `, ev.traceparent
+	FROM claimed c JOIN deliveries d ON d.id = c.delivery_id JOIN endpoints e ON e.id = d.endpoint_id
+	JOIN events ev ON ev.id = d.event_id
+	ORDER BY c.due, c.delivery_id`
+
 // Claim sizes.
 const (
 	// claimChunk is how many due deliveries a claim reads at a time past
@@ -178,6 +185,10 @@ func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []c
 		distinct = slices.Compact(distinct)
 		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
 	}
+	selected := claimedSelect
+	if r.Traceparents {
+		selected = claimedSelectTraced
+	}
 	b.Queue(`WITH held AS (
 			SELECT endpoint_id, count(*) AS n FROM queue
 			WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
@@ -194,11 +205,11 @@ func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []c
 			UPDATE queue q SET lease_token = $5, lease_expires = $6, parked = false FROM picked
 			WHERE q.delivery_id = picked.id
 			RETURNING q.delivery_id, q.due
-		) `+claimedSelect,
+		) `+selected,
 		uuids(ids), uuids(endpoints), ts(r.Now), cap, r.Token, ts(r.LeaseUntil), limit).
 		Query(func(rows pgx.Rows) error {
 			var err error
-			*claims, err = collectClaims(rows, r.Token, *claims)
+			*claims, err = collectClaims(rows, r.Token, r.Traceparents, *claims)
 			return err
 		})
 }
@@ -229,9 +240,10 @@ const qParked = `WITH RECURSIVE ep(id) AS (
 	WHERE free.n > 0
 	ORDER BY x.due, x.delivery_id LIMIT $3`
 
-// collectClaims reads the rows of claimedSelect into claims, appended to
-// claims. Claims of one endpoint share its *Endpoint.
-func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*webhooks.Claim, error) {
+// collectClaims reads the rows of claimedSelect (claimedSelectTraced, if
+// traced) into claims, appended to claims. Claims of one endpoint share
+// its *Endpoint.
+func collectClaims(rows pgx.Rows, token string, traced bool, claims []*webhooks.Claim) ([]*webhooks.Claim, error) {
 	endpoints := map[string]*webhooks.Endpoint{}
 	for _, c := range claims {
 		endpoints[c.Endpoint.ID] = c.Endpoint
@@ -239,7 +251,15 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 	return pgx.AppendRows(claims, rows, func(row pgx.CollectableRow) (*webhooks.Claim, error) {
 		var ds deliveryScan
 		var es endpointScan
-		if err := row.Scan(append(ds.dest(), es.dest()...)...); err != nil {
+		dest := append(ds.dest(), es.dest()...)
+		tp := ""
+		if traced {
+			var traceparent pgtype.Text // declared here: untraced claims do not allocate it
+			if err := row.Scan(append(dest, &traceparent)...); err != nil {
+				return nil, err
+			}
+			tp = traceparent.String
+		} else if err := row.Scan(dest...); err != nil {
 			return nil, err
 		}
 		d := ds.delivery()
@@ -248,7 +268,7 @@ func collectClaims(rows pgx.Rows, token string, claims []*webhooks.Claim) ([]*we
 			e = es.endpoint()
 			endpoints[d.EndpointID] = e
 		}
-		return &webhooks.Claim{Delivery: d, Endpoint: e, Token: token}, nil
+		return &webhooks.Claim{Delivery: d, Endpoint: e, Token: token, Traceparent: tp}, nil
 	})
 }
 

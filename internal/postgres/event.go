@@ -123,6 +123,16 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 		}
 	}
 	o := s.offer(deliveries, func(id string) *webhooks.Endpoint { return endpoints[id] })
+	for _, r := range registered {
+		if r.ev.Traceparent == "" {
+			continue
+		}
+		for _, d := range r.deliveries {
+			if c := o.claims[d.ID]; c != nil {
+				c.Traceparent = r.ev.Traceparent
+			}
+		}
+	}
 	// Queued statements run in order: the events first, since the keys
 	// and the deliveries refer to them.
 	b = pgx.Batch{}
@@ -193,8 +203,15 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 		keyNames, keyEvents                     []string
 		hashes                                  [][]byte
 		keyCreated                              []*time.Time
+		traceparents                            []*string // nil: none has one (NULL, padded by unnest)
 	)
 	for i, ev := range evs {
+		if ev.Traceparent != "" {
+			if traceparents == nil {
+				traceparents = make([]*string, n)
+			}
+			traceparents[i] = &ev.Traceparent
+		}
 		ids[i], types[i], versions[i], accounts[i], objects[i] = ev.ID, ev.Type, ev.APIVersion, ev.AccountID, string(ev.Object)
 		corrs[i], companies[i] = textPtr(ev.CorrelationID), ev.CompanyID
 		livemode[i], test[i], created[i] = ev.Livemode, ev.Test, timePtr(ev.Created)
@@ -205,11 +222,11 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 			keyEvents, keyCreated = append(keyEvents, ev.ID), append(keyCreated, timePtr(k.Created))
 		}
 	}
-	b.Queue(`INSERT INTO events (`+eventCols+`, operational)
-		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created, operational
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[], $11::bool[])
-			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, operational)`,
-		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created, operational)
+	b.Queue(`INSERT INTO events (`+eventCols+`, operational, traceparent)
+		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created, operational, traceparent
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[], $11::bool[], $12::text[])
+			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, operational, traceparent)`,
+		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created, operational, traceparents)
 	if len(keyNames) > 0 {
 		// An expired key is forgotten: the new event takes it over.
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created)

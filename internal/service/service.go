@@ -29,6 +29,7 @@ import (
 	"github.com/factuarea/webhooks/internal/postgres"
 	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/tracing"
 )
 
 // Config is the service's configuration. Zero fields take the defaults of
@@ -89,6 +90,9 @@ type Config struct {
 	// shutdown before they are handed back.
 	ShutdownGrace time.Duration
 	Logger        *slog.Logger
+	// Tracing makes the spans of registrations and attempts (nil: off;
+	// see tracing.FromEnv). The caller shuts it down after Run.
+	Tracing *tracing.Tracing
 
 	// For tests: the clock, the jitter's source, the resolver, and the
 	// engine's hooks (delivery.Config's Recorded and Looked).
@@ -207,6 +211,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Random:         cfg.Random,
 		Logger:         cfg.Logger,
 		Metrics:        s.Metrics,
+		Tracing:        cfg.Tracing,
 		Recorded:       cfg.Recorded,
 		Looked:         cfg.Looked,
 		Limiter:        limiter(store),
@@ -230,7 +235,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP,
 		Sessions: sessions, PublicURL: cfg.PublicURL,
 		Wake: s.Engine.Wake, Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
-		DisableAfter: disableAfter(cfg.DisableAfter), Policy: s.Engine.Policy(),
+		DisableAfter: disableAfter(cfg.DisableAfter), Policy: s.Engine.Policy(), Tracing: cfg.Tracing,
 	})
 	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
@@ -250,6 +255,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 			"GET /metrics": s.Metrics.Handler(),
 		},
 		Observe: s.Metrics.ObserveRequest,
+		Tracing: cfg.Tracing,
 	}
 	s.Handler = api.Handler()
 	return s, nil

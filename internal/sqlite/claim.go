@@ -66,6 +66,10 @@ const (
 		WHERE id = ? AND lease_token = ?`
 )
 
+// qClaimTraced is qClaim with the event's traceparent, when tracing is on
+// (ClaimRequest.Traceparents): off, a claim reads no event.
+const qClaimTraced = qClaim + `, (SELECT traceparent FROM events WHERE id = deliveries.event_id)`
+
 // qNextScheduled is the first attempt due after now.
 const qNextScheduled = `SELECT min(next_attempt_at) FROM deliveries
 	WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at > ?`
@@ -160,7 +164,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 				continue // over the cap: a parked one stays parked, a due one waits
 			}
 			held[c.endpoint]++
-			d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, r.Token, ms(r.LeaseUntil), c.id))
+			d, traceparent, err := claimDelivery(ctx, tx, r, c.id)
 			if err != nil {
 				return err
 			}
@@ -171,7 +175,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 					return err
 				}
 			}
-			claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints[d.EndpointID], Token: r.Token})
+			claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints[d.EndpointID], Token: r.Token, Traceparent: traceparent})
 			if r.Hold != nil {
 				r.Hold(d.EndpointID)
 			}
@@ -179,6 +183,21 @@ func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		return nil
 	})
 	return claims, err
+}
+
+// claimDelivery claims the delivery id for r, and returns it with its
+// event's traceparent if r asks for it.
+func claimDelivery(ctx context.Context, tx *txn, r webhooks.ClaimRequest, id string) (*webhooks.Delivery, string, error) {
+	if !r.Traceparents {
+		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, r.Token, ms(r.LeaseUntil), id))
+		return d, "", err
+	}
+	var s deliveryScan
+	var traceparent sql.NullString
+	if err := tx.QueryRowContext(ctx, qClaimTraced, r.Token, ms(r.LeaseUntil), id).Scan(append(s.dest(), &traceparent)...); err != nil {
+		return nil, "", err
+	}
+	return s.delivery(), traceparent.String, nil
 }
 
 // candidate is a delivery a claim may take.

@@ -237,8 +237,14 @@ func (s *Store) registerEvent(ctx context.Context, tx *txn, ev *webhooks.Event, 
 	if err := insertEvent(ctx, tx, ev); err != nil {
 		return nil, nil, err
 	}
+	leased := len(s.group.claims)
 	if deliveries, err = s.insertDeliveries(ctx, tx, deliveries, endpointsOf(c)); err != nil {
 		return nil, nil, err
+	}
+	if ev.Traceparent != "" {
+		for _, c := range s.group.claims[leased:] {
+			c.Traceparent = ev.Traceparent
+		}
 	}
 	if key != nil {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES (?, ?, ?, ?)`,
@@ -257,6 +263,15 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
+	if ev.Traceparent != "" {
+		_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
+			nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()),
+			ev.Traceparent)
+		return err
+	}
+	// Without a traceparent (tracing off), the statement of before: it
+	// binds no more than it did.
 	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
 		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()))

@@ -65,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 	testClaims(t, open)
 	testRecordAttempts(t, open)
 	testHandOff(t, open)
+	testTraceparents(t, open)
 	testHealth(t, open)
 	testDeferClaims(t, open)
 	testAudit(t, open)
