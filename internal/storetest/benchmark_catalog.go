@@ -10,10 +10,10 @@ import (
 	"github.com/factuarea/webhooks/internal/app"
 )
 
-// benchSchema is each benchmark type's schema: what a platform declares
+// BenchSchema is each benchmark type's schema: what a platform declares
 // for an invoice-like object (required members, types, a pattern, a
 // nested object and an array of lines).
-const benchSchema = `{"type": "object", "required": ["object", "id", "number", "status", "total", "currency"],
+const BenchSchema = `{"type": "object", "required": ["object", "id", "number", "status", "total", "currency"],
 	"properties": {
 		"object": {"type": "string"}, "id": {"type": "string", "minLength": 1}, "number": {"type": "string"},
 		"status": {"enum": ["draft", "sent", "paid", "voided"]},
@@ -22,9 +22,9 @@ const benchSchema = `{"type": "object", "required": ["object", "id", "number", "
 		"lines": {"type": "array", "items": {"type": "object", "required": ["description", "amount"],
 			"properties": {"description": {"type": "string"}, "amount": {"type": "string"}}}}}}`
 
-// benchObject matches benchSchema: about the size of a real invoice
-// event's object.
-const benchObject = `{"object":"invoice","id":"inv_%08d","number":"FAC-2026-%08d","status":"sent","total":"1210.00","currency":"EUR",` +
+// BenchObject matches BenchSchema, with fmt verbs for its number: about
+// the size of a real invoice event's object.
+const BenchObject = `{"object":"invoice","id":"inv_%08d","number":"FAC-2026-%08d","status":"sent","total":"1210.00","currency":"EUR",` +
 	`"customer":{"name":"Hostal La Plaza SL","nif":"B12345674"},` +
 	`"lines":[{"description":"Menú del día (x40)","amount":"800.00"},{"description":"Servicio de catering","amount":"200.00"}]}`
 
@@ -59,7 +59,7 @@ func BenchmarkRegistration(b *testing.B, open func(b *testing.B) Store) {
 			for _, n := range names[:tc.types] {
 				in := app.EventTypeInput{Name: n, Description: "When a " + n + " happens."}
 				if tc.schemas {
-					in.Schema = json.RawMessage(benchSchema)
+					in.Schema = json.RawMessage(BenchSchema)
 				}
 				if _, err := uc.CreateEventType(b.Context(), admin, in); err != nil {
 					b.Fatal(err)
@@ -73,7 +73,7 @@ func BenchmarkRegistration(b *testing.B, open func(b *testing.B) Store) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := n.Add(1)
-					in := app.EventInput{Type: names[int(i)%len(names)], CompanyID: c.ID, Object: json.RawMessage(fmt.Sprintf(benchObject, i, i))}
+					in := app.EventInput{Type: names[int(i)%len(names)], CompanyID: c.ID, Object: json.RawMessage(fmt.Sprintf(BenchObject, i, i))}
 					if _, _, err := uc.RegisterEvent(b.Context(), admin, in); err != nil {
 						b.Error(err)
 						return
