@@ -184,7 +184,7 @@ func validatePattern(scope Scope, p string) error {
 	if scope == ScopeCompany && (p == "account.*" || IsAccountEventType(p)) {
 		return Errorf(EINVALID, "a company endpoint cannot subscribe to %q: account.* events only reach account endpoints.", p)
 	}
-	switch operational := IsOperationalType(p) || p == "webhook_endpoint.*" || p == "webhook_delivery.*"; {
+	switch operational := IsOperationalType(p); {
 	case scope == ScopePlatform && !operational && p != "*":
 		return Errorf(EINVALID, "a platform endpoint receives the operational events only: subscribe to webhook_endpoint.*, webhook_delivery.*, one of %s, or *.", strings.Join(OperationalEventTypes(), ", "))
 	case scope != ScopePlatform && operational:

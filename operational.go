@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -41,33 +42,24 @@ const FailingAfter = 4
 const DefaultDisableAfter = 5 * 24 * time.Hour
 
 // Health is what a batch of attempts did to its endpoint's streak of
-// failures, as the store counted it when it recorded them: Before and
-// After are the streak's lengths around the batch, FailingSince is when
-// the streak left After began (zero when After is 0), and Ended is the
-// length of a streak a 2xx ended in the batch (zero if none ended), begun
-// at EndedSince.
+// failures, as the store counted it when it recorded them: After is the
+// streak's length after the batch, begun at FailingSince (zero when After
+// is 0). Failing is the streak that reached FailingAfter in the batch, as
+// it was then; Recovered the longest one of FailingAfter or more that a
+// 2xx ended in it (nil when none did).
 type Health struct {
 	EndpointID   string
-	Before       int
 	After        int
 	FailingSince time.Time
-	Ended        int
-	EndedSince   time.Time
+	Failing      *Streak
+	Recovered    *Streak
 }
 
-// StartedFailing reports whether the endpoint became failing: a streak
-// reached FailingAfter in the batch. A streak crosses it once, so the event
-// fires once per episode, whichever process recorded the attempt.
-func (h Health) StartedFailing() bool {
-	if h.Ended > 0 {
-		return (h.Before < FailingAfter && h.Ended >= FailingAfter) || h.After >= FailingAfter
-	}
-	return h.Before < FailingAfter && h.After >= FailingAfter
+// Streak is a run of failed attempts in a row to an endpoint.
+type Streak struct {
+	Length int
+	Since  time.Time // when its first attempt started
 }
-
-// Recovered reports whether a 2xx ended a streak that had made the
-// endpoint failing.
-func (h Health) Recovered() bool { return h.Ended >= FailingAfter }
 
 // FailingFor reports whether every attempt to the endpoint has failed for
 // at least d (d > 0) as of now.
@@ -175,20 +167,20 @@ func unixOrNil(t time.Time) *int64 {
 	return &u
 }
 
-// StreakStep is what a batch of attempt records does to one endpoint's
-// streak of failures, the records taken in the order they were made: a 2xx
-// (Reset) ends the streak, after Ended more failures; Trailing failures
-// follow the last 2xx (or are the whole batch, without one), the first of
-// them started at TrailingSince.
+// StreakStep is a batch of attempt records of one endpoint, in the order
+// they were made: whether each succeeded (a 2xx, which ends a streak of
+// failures) and when it started.
 type StreakStep struct {
-	EndpointID    string
-	Reset         bool
-	Ended         int
-	Trailing      int
-	TrailingSince time.Time
+	EndpointID string
 	// Last is the index, in the batch, of the endpoint's last record:
 	// the one the store gives the Health to.
-	Last int
+	Last     int
+	outcomes []outcome
+}
+
+type outcome struct {
+	ok bool
+	at time.Time
 }
 
 // StreakSteps folds a batch of records into one step per endpoint, in the
@@ -203,37 +195,52 @@ func StreakSteps(records []*AttemptRecord) []StreakStep {
 			at[r.EndpointID] = j
 			steps = append(steps, StreakStep{EndpointID: r.EndpointID})
 		}
-		s := &steps[j]
-		s.Last = i
-		if r.Attempt.Succeeded() {
-			s.Ended, s.Reset = s.Ended+s.Trailing, true
-			s.Trailing, s.TrailingSince = 0, time.Time{}
-			continue
-		}
-		if s.Trailing == 0 {
-			s.TrailingSince = r.Attempt.StartedAt
-		}
-		s.Trailing++
+		steps[j].Last = i
+		steps[j].outcomes = append(steps[j].outcomes, outcome{ok: r.Attempt.Succeeded(), at: r.Attempt.StartedAt})
 	}
 	return steps
 }
 
-// Apply returns the streak after the step, from the one before it (old,
-// begun at oldSince), and what the step did: the Health the store reports.
+// Reset reports whether the step has a 2xx: the streak after it is
+// Trailing's alone, not the old one's continued.
+func (s StreakStep) Reset() bool {
+	return slices.ContainsFunc(s.outcomes, func(o outcome) bool { return o.ok })
+}
+
+// Trailing returns the failures after the step's last 2xx (all of them,
+// without one), and when the first of them started: what a store adds to
+// the streak, or sets it to after a Reset.
+func (s StreakStep) Trailing() (int, time.Time) {
+	n, since := 0, time.Time{}
+	for i := len(s.outcomes) - 1; i >= 0 && !s.outcomes[i].ok; i-- {
+		n, since = n+1, s.outcomes[i].at
+	}
+	return n, since
+}
+
+// Apply returns what the step did to the streak before it, of length old,
+// begun at oldSince: the Health the store reports.
 func (s StreakStep) Apply(old int, oldSince time.Time) Health {
-	h := Health{EndpointID: s.EndpointID, Before: old}
-	if s.Reset {
-		h.Ended = old + s.Ended
-		h.EndedSince = oldSince
-		if old == 0 {
-			h.EndedSince = time.Time{}
+	h := Health{EndpointID: s.EndpointID}
+	run := Streak{Length: old, Since: oldSince}
+	for _, o := range s.outcomes {
+		if o.ok {
+			if run.Length >= FailingAfter && (h.Recovered == nil || run.Length > h.Recovered.Length) {
+				ended := run
+				h.Recovered = &ended
+			}
+			run = Streak{}
+			continue
 		}
-		h.After, h.FailingSince = s.Trailing, s.TrailingSince
-		return h
+		if run.Length == 0 || run.Since.IsZero() {
+			run.Since = o.at
+		}
+		run.Length++
+		if run.Length == FailingAfter {
+			failing := run
+			h.Failing = &failing
+		}
 	}
-	h.After, h.FailingSince = old+s.Trailing, oldSince
-	if old == 0 || oldSince.IsZero() {
-		h.FailingSince = s.TrailingSince
-	}
+	h.After, h.FailingSince = run.Length, run.Since
 	return h
 }

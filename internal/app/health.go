@@ -32,6 +32,22 @@ func (a *App) ObserveAttempts(ctx context.Context, records []*webhooks.AttemptRe
 }
 
 func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
+	now := a.cfg.Now()
+	h := r.Health
+	if h == nil {
+		h = &webhooks.Health{}
+	}
+	exhausted := r.Transition.Status == webhooks.DeliveryFailedPermanently
+	reason := ""
+	switch {
+	case r.Attempt.ResponseStatus == http.StatusGone:
+		reason = webhooks.DisabledGone
+	case h.FailingFor(a.cfg.DisableAfter, now):
+		reason = webhooks.DisabledFailing
+	}
+	if h.Failing == nil && h.Recovered == nil && !exhausted && reason == "" {
+		return nil // a failure of a failing endpoint, not yet dead: nothing to do
+	}
 	ep, err := a.cfg.Store.FindEndpoint(ctx, r.EndpointID)
 	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 		return nil // deleted since
@@ -42,7 +58,6 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 	if err != nil {
 		return err
 	}
-	now := a.cfg.Now()
 	notify := ep.Scope != webhooks.ScopePlatform
 	last := webhooks.NewOperationalTry(r.Attempt)
 	var events []*webhooks.Event
@@ -56,26 +71,23 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 		}
 		return err
 	}
-	if h := r.Health; h != nil {
-		if h.Recovered() {
-			about := *ep
-			about.FailureStreak, about.FailingSince = h.Ended, h.EndedSince
-			if err := emit(webhooks.EventEndpointRecovered, about, webhooks.OperationalObject{LastAttempt: last}); err != nil {
-				return err
-			}
-		}
-		if h.StartedFailing() {
-			about := *ep
-			about.FailureStreak, about.FailingSince = max(h.After, h.Ended), h.FailingSince
-			if h.After < webhooks.FailingAfter {
-				about.FailureStreak, about.FailingSince = h.Ended, h.EndedSince
-			}
-			if err := emit(webhooks.EventEndpointFailing, about, webhooks.OperationalObject{LastAttempt: last}); err != nil {
-				return err
-			}
+	// The endpoint as the streak that fired the event was.
+	during := func(st *webhooks.Streak) webhooks.Endpoint {
+		about := *ep
+		about.FailureStreak, about.FailingSince = st.Length, st.Since
+		return about
+	}
+	if h.Recovered != nil {
+		if err := emit(webhooks.EventEndpointRecovered, during(h.Recovered), webhooks.OperationalObject{LastAttempt: last}); err != nil {
+			return err
 		}
 	}
-	if r.Transition.Status == webhooks.DeliveryFailedPermanently && notify {
+	if h.Failing != nil {
+		if err := emit(webhooks.EventEndpointFailing, during(h.Failing), webhooks.OperationalObject{LastAttempt: last}); err != nil {
+			return err
+		}
+	}
+	if exhausted && notify {
 		d, err := a.cfg.Store.FindDelivery(ctx, r.Attempt.DeliveryID)
 		if err != nil {
 			return err
@@ -90,13 +102,6 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 		if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
 			return err
 		}
-	}
-	reason := ""
-	switch {
-	case r.Attempt.ResponseStatus == http.StatusGone:
-		reason = webhooks.DisabledGone
-	case r.Health != nil && r.Health.FailingFor(a.cfg.DisableAfter, now):
-		reason = webhooks.DisabledFailing
 	}
 	if reason != "" && ep.Enabled() {
 		disabled, err := a.disable(ctx, ep, account, Caller{Actor: systemActor}, reason, now)

@@ -65,8 +65,11 @@ func setStandardHeaders(h http.Header, d *webhooks.Delivery, secrets []string, n
 			compatible = append(compatible, s)
 		}
 	}
+	if len(compatible) == 0 {
+		return
+	}
 	sig, err := signature.SignStandard(d.EventID, now.Unix(), d.Body, compatible...)
-	if err != nil || len(compatible) == 0 {
+	if err != nil {
 		return
 	}
 	h[signature.StandardIDHeader] = []string{d.EventID}

@@ -91,9 +91,6 @@ type Config struct {
 	// Limiter spaces the attempts to rate-limited endpoints. Nil: one of
 	// this process alone (right for a store only this process uses).
 	Limiter Limiter
-	// Sleep waits d or until ctx ends (reporting false); tests replace it.
-	// Defaults to a timer.
-	Sleep func(ctx context.Context, d time.Duration) bool
 	// Observe, if set, receives the stored records that may change their
 	// endpoint's health (failing, recovered, 410 Gone, exhausted; SPEC 14),
 	// on a goroutine of the engine's own, in order: the application acts
@@ -176,9 +173,6 @@ func New(cfg Config) *Engine {
 	}
 	if cfg.Limiter == nil {
 		cfg.Limiter = newLocalLimiter()
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
 	}
 	if cfg.Lease <= cfg.AttemptTimeout {
 		panic("delivery: Lease must exceed AttemptTimeout")

@@ -32,7 +32,7 @@ func newObserver(fn func(context.Context, []*webhooks.AttemptRecord)) *observer 
 // streak is failing or ended a failing one, it answered 410 Gone, or its
 // delivery ended failed_permanently. A healthy endpoint's 2xx is not.
 func noteworthy(r *webhooks.AttemptRecord) bool {
-	if h := r.Health; h != nil && (h.After >= webhooks.FailingAfter || h.Recovered() || h.StartedFailing()) {
+	if h := r.Health; h != nil && (h.After >= webhooks.FailingAfter || h.Recovered != nil || h.Failing != nil) {
 		return true
 	}
 	return r.Attempt.ResponseStatus == http.StatusGone || r.Transition.Status == webhooks.DeliveryFailedPermanently

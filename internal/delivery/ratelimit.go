@@ -75,7 +75,7 @@ func (e *Engine) throttle(ctx context.Context, c *webhooks.Claim) (bool, time.Ti
 		if wait := start.Sub(now); wait > 0 {
 			e.waiting.Add(1)
 			e.cfg.Metrics.Waiting(int(e.waiting.Load()))
-			slept := e.cfg.Sleep(ctx, wait)
+			slept := sleep(ctx, wait)
 			e.cfg.Metrics.Waiting(int(e.waiting.Add(-1)))
 			if !slept {
 				return false, now // shutdown: handed back, as aborted

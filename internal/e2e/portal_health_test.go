@@ -37,7 +37,7 @@ func TestPortal_DisabledEndpoint(t *testing.T) {
 	}
 	clock.Set(clock.Now().Add(time.Minute))
 	load(t, ctx, chromedp.Click(chromedp.CSS(`form[action$="/enable_recover"] button`)))
-	if text := mainText(t, ctx); !strings.Contains(text, "2") || strings.Contains(text, "Disabled since") {
+	if text := mainText(t, ctx); !strings.Contains(text, "Recover is sending 2 failed deliveries again") || strings.Contains(text, "Disabled since") {
 		t.Errorf("after Enable and recover: want the endpoint enabled and 2 recovered:\n%s", text)
 	}
 	ts.settle(clock, ep.id)

@@ -400,14 +400,15 @@ func queueHealth(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		return
 	}
 	n := len(steps)
-	ids, reset, ended, trailing, since := make([]string, n), make([]bool, n), make([]int32, n), make([]int32, n), make([]*time.Time, n)
+	ids, reset, trailing, since := make([]string, n), make([]bool, n), make([]int32, n), make([]*time.Time, n)
 	byID := make(map[string]webhooks.StreakStep, n)
 	for i, st := range steps {
-		ids[i], reset[i], ended[i], trailing[i], since[i] = st.EndpointID, st.Reset, int32(st.Ended), int32(st.Trailing), timePtr(st.TrailingSince)
+		tail, first := st.Trailing()
+		ids[i], reset[i], trailing[i], since[i] = st.EndpointID, st.Reset(), int32(tail), timePtr(first)
 		byID[st.EndpointID] = st
 	}
 	b.Queue(`WITH s AS (
-			SELECT * FROM unnest($1::uuid[], $2::bool[], $3::int[], $4::int[], $5::timestamptz[]) AS s(id, is_reset, ended, tail, since)
+			SELECT * FROM unnest($1::uuid[], $2::bool[], $3::int[], $4::timestamptz[]) AS s(id, is_reset, tail, since)
 		), old AS (
 			SELECT e.id, e.failure_streak, e.failing_since FROM endpoints e JOIN s ON s.id = e.id
 			WHERE e.failure_streak > 0 OR s.tail > 0
@@ -419,7 +420,7 @@ func queueHealth(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 				WHEN old.failure_streak = 0 THEN s.since ELSE coalesce(old.failing_since, s.since) END
 		FROM s, old WHERE e.id = s.id AND old.id = s.id
 		RETURNING e.id, old.failure_streak, old.failing_since`,
-		uuids(ids), reset, ended, trailing, since).Query(func(rows pgx.Rows) error {
+		uuids(ids), reset, trailing, since).Query(func(rows pgx.Rows) error {
 		for rows.Next() {
 			var id string
 			var old int

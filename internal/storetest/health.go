@@ -71,22 +71,22 @@ func testHealth(t *testing.T, open func(t *testing.T) Store) {
 				r := record(at(time.Minute), map[*webhooks.Endpoint][]int{e: {500, 503, 0}, other: {200}})
 				check("after 3 failures", e, 3, at(time.Minute))
 				check("a healthy endpoint", other, 0, time.Time{})
-				if h := last(r, e); h == nil || h.Before != 0 || h.After != 3 || h.StartedFailing() {
+				if h := last(r, e); h == nil || h.After != 3 || h.Failing != nil {
 					t.Errorf("after 3 failures: health %+v", h)
 				}
 				r = record(at(time.Hour), map[*webhooks.Endpoint][]int{e: {500}})
 				check("after 4 failures", e, 4, at(time.Minute))
-				if h := last(r, e); h == nil || !h.StartedFailing() || !h.FailingSince.Equal(at(time.Minute)) {
+				if h := last(r, e); h == nil || h.Failing == nil || !h.Failing.Since.Equal(at(time.Minute)) || !h.FailingSince.Equal(at(time.Minute)) {
 					t.Errorf("the 4th failure: health %+v, want failing since the first", h)
 				}
 				r = record(at(2*time.Hour), map[*webhooks.Endpoint][]int{e: {500}})
-				if h := last(r, e); h == nil || h.StartedFailing() || h.After != 5 {
+				if h := last(r, e); h == nil || h.Failing != nil || h.After != 5 {
 					t.Errorf("the 5th failure: health %+v, want no new episode", h)
 				}
 				// A 2xx ends it: recovered, from a streak of 5.
 				r = record(at(3*time.Hour), map[*webhooks.Endpoint][]int{e: {200}})
 				check("after a 2xx", e, 0, time.Time{})
-				if h := last(r, e); h == nil || !h.Recovered() || h.Ended != 5 || !h.EndedSince.Equal(at(time.Minute)) {
+				if h := last(r, e); h == nil || h.Recovered == nil || h.Recovered.Length != 5 || !h.Recovered.Since.Equal(at(time.Minute)) {
 					t.Errorf("the 2xx: health %+v, want recovered from 5 failures since the first", h)
 				}
 			})
