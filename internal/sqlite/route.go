@@ -74,7 +74,7 @@ func (r *routes) account(ctx context.Context, tx *txn, id string) (*webhooks.Acc
 const (
 	qCompanyEndpoints  = selectLiveEndpoints + `company_id = ?`
 	qAccountEndpoints  = selectLiveEndpoints + `account_id = ?`
-	qPlatformEndpoints = selectLiveEndpoints + `scope = 'platform' AND ? = 'platform'`
+	qPlatformEndpoints = selectLiveEndpoints + `scope = 'platform'`
 )
 
 // companyEndpoints and accountEndpoints return an owner's endpoints. The
@@ -87,11 +87,11 @@ func (r *routes) accountEndpoints(ctx context.Context, tx *txn, id string) ([]*w
 	return r.ownerEndpoints(ctx, tx, "account:"+id, qAccountEndpoints, id)
 }
 
-func (r *routes) ownerEndpoints(ctx context.Context, tx *txn, key, query, id string) ([]*webhooks.Endpoint, error) {
+func (r *routes) ownerEndpoints(ctx context.Context, tx *txn, key, query string, args ...any) ([]*webhooks.Endpoint, error) {
 	if es, ok := r.endpoints[key]; ok {
 		return es, nil
 	}
-	es, err := queryAll(ctx, tx, scanEndpoint, query, id)
+	es, err := queryAll(ctx, tx, scanEndpoint, query, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func (r *routes) candidates(ctx context.Context, tx *txn, ev *webhooks.Event) (w
 	}
 	if ev.IsOperational() {
 		// The service's own events reach the platform's endpoints alone.
-		c.Platform, err = r.ownerEndpoints(ctx, tx, webhooks.PlatformRoutes, qPlatformEndpoints, webhooks.PlatformRoutes)
+		c.Platform, err = r.ownerEndpoints(ctx, tx, webhooks.PlatformRoutes, qPlatformEndpoints)
 		return c, err
 	}
 	if ev.CompanyID != "" && !ev.IsAccountEvent() {
