@@ -129,6 +129,19 @@ func (e *Endpoint) Rotate(secret string, previousExpires, now time.Time) {
 	e.Secret, e.Updated = secret, now
 }
 
+// Disable disables the endpoint at now for reason (DisabledManual,
+// DisabledFailing or DisabledGone).
+func (e *Endpoint) Disable(reason string, now time.Time) {
+	e.Status, e.DisabledAt, e.DisabledReason = EndpointDisabled, now, reason
+}
+
+// Enable enables the endpoint: a new start, the streak of failures that
+// led to a disable over.
+func (e *Endpoint) Enable() {
+	e.Status, e.DisabledAt, e.DisabledReason = EndpointEnabled, time.Time{}, ""
+	e.FailureStreak, e.FailingSince = 0, time.Time{}
+}
+
 // Enabled reports whether the endpoint is receiving deliveries.
 func (e *Endpoint) Enabled() bool { return e.Status == EndpointEnabled }
 

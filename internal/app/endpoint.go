@@ -254,11 +254,9 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 		statusChanged = old.Enabled() != e.Enabled()
 		switch {
 		case old.Enabled() && !e.Enabled():
-			e.DisabledAt, e.DisabledReason = now, webhooks.DisabledManual
+			e.Disable(webhooks.DisabledManual, now)
 		case !old.Enabled() && e.Enabled():
-			// A new start: the streak that led to a disable is over.
-			e.DisabledAt, e.DisabledReason = time.Time{}, ""
-			e.FailureStreak, e.FailingSince = 0, time.Time{}
+			e.Enable()
 		}
 		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
 			return err

@@ -149,7 +149,8 @@ func (a *App) disable(ctx context.Context, ep *webhooks.Endpoint, account string
 			return err
 		}
 		e := *cur
-		e.Status, e.DisabledAt, e.DisabledReason, e.Updated = webhooks.EndpointDisabled, now, reason, now
+		e.Disable(reason, now)
+		e.Updated = now
 		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
 			return err
 		}

@@ -46,11 +46,20 @@ func newHealthFixture(t *testing.T, opts ...options) *healthFixture {
 // and what the engine observed of it.
 func (f *healthFixture) event() string {
 	f.t.Helper()
-	n := f.ts.attempts()
 	ev := f.ts.registerEvent(object{"type": "invoice.sent", "company_id": f.acme.companyID, "data": object{"object": invoice}})
-	f.ts.waitFor("the event's first attempt", 5*time.Second, func() bool { return f.ts.attempts() > n })
+	id := str(ev["id"])
+	// Its own delivery's attempt: the platform endpoint's deliveries are
+	// attempts too.
+	f.ts.waitFor("the event's first attempt", 5*time.Second, func() bool {
+		for _, d := range f.ts.storeDeliveries(f.ep.id, "") {
+			if d.EventID == id && d.AttemptCount > 0 {
+				return true
+			}
+		}
+		return false
+	})
 	f.ts.idle()
-	return str(ev["id"])
+	return id
 }
 
 // opEvents returns the operational events the platform endpoint received,
