@@ -78,39 +78,81 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 // database fails the whole group and is returned: the caller then
 // registers each alone, so that one bad registration cannot fail others.
 func (s *Store) registerGroup(ctx context.Context, group []*registration) error {
-	return s.pipelined(ctx, func(conn *pgx.Conn) error { return s.registerGroupOn(ctx, conn, group) })
+	return s.pipelined(ctx, func(conn *pgx.Conn) error { return s.registerGroupOn(ctx, conn, group, true) })
 }
 
-// registerGroupOn is registerGroup on conn.
-func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*registration) error {
+// registerGroupOn is registerGroup on conn, with the routes the cache
+// holds if cache.
+func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*registration, cache bool) error {
+	// The routes the cache holds are trusted once their owners are locked
+	// and routing_version, read after the locks, is still the one they
+	// were read at; the others are read after the version, so that what
+	// they read is at least as new as the version they are cached at.
 	var b pgx.Batch
 	b.Queue(`BEGIN`)
 	b.Queue(qRegistrationStart, lockCatalog)
-	checks := make([]func() (webhooks.Candidates, error), len(group))
+	repeated := make([]func() (bool, error), len(group))
 	repeats := make([]string, len(group)) // the first event's id, for a repeated key
-	catalogs := make([]int64, len(group)) // the catalog's version, as each registration read it
 	for i, r := range group {
-		checks[i] = queueCandidates(&b, r.ev, r.key, &repeats[i], &catalogs[i])
+		repeated[i] = queueKey(&b, r.key, &repeats[i])
+	}
+	routes := make([]*route, len(group))
+	var cachedAt int64
+	if cache {
+		cachedAt = s.routes.get(group, routes)
+	}
+	var owners []string
+	for i, r := range group {
+		if routes[i] != nil {
+			owners = append(owners, routes[i].owners(r.ev)...)
+		}
+	}
+	cached := slices.ContainsFunc(routes, func(rt *route) bool { return rt != nil })
+	if cached {
+		queueOwnerLocks(&b, owners)
+	}
+	var version, catalog int64
+	b.Queue(qVersions).QueryRow(func(row pgx.Row) error { return row.Scan(&version, &catalog) })
+	read := map[routeKey]*route{}
+	for i, r := range group {
+		if routes[i] == nil {
+			routes[i] = &route{}
+			queueRoute(&b, r.ev, routes[i])
+			read[routeKeyOf(r.ev)] = routes[i]
+		}
 	}
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return err
 	}
+	if cached && version != cachedAt {
+		// Routing changed since: read every route again.
+		if _, err := conn.Exec(ctx, `ROLLBACK`); err != nil {
+			return err
+		}
+		s.routes.reset()
+		return s.registerGroupOn(ctx, conn, group, false)
+	}
+	s.routes.put(version, read)
 	var registered []*registration
 	var deliveries []*webhooks.Delivery
 	var firsts []string
 	endpoints := map[string]*webhooks.Endpoint{}
 	for i, r := range group {
-		if r.checked && r.catalog != catalogs[i] {
+		if r.checked && r.catalog != catalog {
 			// Checked against a catalog that has changed since: it
 			// writes nothing, and the use case checks it again.
 			r.err = app.ErrCatalogChanged
 			continue
 		}
-		c, err := checks[i]()
+		repeat, err := repeated[i]()
+		var c webhooks.Candidates
+		if err == nil && !repeat {
+			c, err = routes[i].candidates(r.ev)
+		}
 		switch {
 		case err != nil:
 			r.err = err
-		case repeats[i] != "":
+		case repeat:
 			firsts = append(firsts, repeats[i])
 		default:
 			if r.deliveries, r.err = webhooks.Route(r.ev, c, r.ev.Created); r.err == nil {
@@ -236,109 +278,42 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 	}
 }
 
-// queueCandidates queues in b the reads of what registering ev needs: the
-// Idempotency-Key, ev's account (filled from its company), the catalog's
-// version (into *catalog: see qRegistrationStart), and the endpoints it
-// may reach. Once b is sent, the returned function checks them and sorts
-// the endpoints, or sets *firstID to the first event's id when the key
-// repeats a recent request.
-func queueCandidates(b *pgx.Batch, ev *webhooks.Event, key *webhooks.IdempotencyKey, firstID *string, catalog *int64) func() (webhooks.Candidates, error) {
-	var c webhooks.Candidates
+// queueKey queues in b the reads of ev's Idempotency-Key, if it has one.
+// Once b is sent, the returned function tells whether the key repeats a
+// recent request, and sets *firstID to the first event's id if it does.
+func queueKey(b *pgx.Batch, key *webhooks.IdempotencyKey, firstID *string) func() (bool, error) {
+	if key == nil {
+		return func() (bool, error) { return false, nil }
+	}
 	var hash []byte
 	var keyEvent string
 	var keyCreated pgtype.Timestamptz
 	keyFound := false
-	if key != nil {
-		// Producers retry: two requests with one new key may arrive at
-		// once. The lock makes the second wait for the first to commit and
-		// then find its key, instead of registering a second event.
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockIdempotency, key.Key)
-		b.Queue(`SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = $1`, key.Key).
-			QueryRow(func(row pgx.Row) error {
-				err := row.Scan(&hash, &keyEvent, &keyCreated)
-				if errors.Is(err, pgx.ErrNoRows) {
-					return nil
-				}
-				keyFound = err == nil
-				return err
-			})
-	}
-	companyID, accountID := optionalID(ev.CompanyID), optionalID(ev.AccountID)
-	var companyAccount, account, manager pgtype.Text
-	// The owners of every endpoint the event may reach are locked shared
-	// before the endpoints are read (by the next statement, which sees what
-	// committed before it): a change to one of those endpoints, which takes
-	// its owner's lock exclusive, either commits first and is seen, or
-	// waits for this event's deliveries, and then ends those a disable must
-	// end. Advisory locks live in memory: the hot path writes nothing for
-	// them, unlike FOR SHARE on the endpoint rows.
-	b.Queue(`WITH q AS (
-			SELECT c.account_id AS company_account, a.id AS account_id, a.provisioned_by
-			FROM (SELECT 1) one
-			LEFT JOIN companies c ON c.id = $1::uuid
-			LEFT JOIN accounts a ON a.id = coalesce(c.account_id, $2::uuid))
-		SELECT company_account, account_id, provisioned_by,
-			(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL),
-			(SELECT version FROM catalog_version WHERE id = 1)
-		FROM q`,
-		companyID, accountID, lockOwner, routesOf(ev)).
+	// Producers retry: two requests with one new key may arrive at once.
+	// The lock makes the second wait for the first to commit and then find
+	// its key, instead of registering a second event.
+	b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockIdempotency, key.Key)
+	b.Queue(`SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = $1`, key.Key).
 		QueryRow(func(row pgx.Row) error {
-			var locks int64
-			return row.Scan(&companyAccount, &account, &manager, &locks, catalog)
+			err := row.Scan(&hash, &keyEvent, &keyCreated)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			keyFound = err == nil
+			return err
 		})
-	var endpoints []*webhooks.Endpoint
-	collect := func(rows pgx.Rows) error {
-		var err error
-		endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhooks.Endpoint, error) { return scanEndpoint(r) })
-		return err
-	}
-	if ev.IsOperational() {
-		b.Queue(qPlatformEndpoints).Query(collect)
-	} else {
-		b.Queue(`SELECT `+endpointCols+` FROM endpoints
-		WHERE deleted IS NULL AND (company_id = $1::uuid OR account_id = (
-			SELECT a.id FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid))
-			OR account_id = (
-			SELECT a.provisioned_by FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid)))
-		ORDER BY created, id`,
-			companyEndpointsOf(ev), companyID, accountID).Query(collect)
-	}
-	return func() (webhooks.Candidates, error) {
-		if keyFound {
-			repeat, err := key.Repeats(&webhooks.IdempotencyKey{Key: key.Key, RequestHash: hash, Created: fromTS(keyCreated)})
-			if err != nil {
-				return c, err
-			}
-			if repeat {
-				*firstID = keyEvent
-				return c, nil
-			}
+	return func() (bool, error) {
+		if !keyFound {
+			return false, nil
 		}
-		if err := ev.Attribute(companyAccount.String); err != nil {
-			return c, err
+		repeat, err := key.Repeats(&webhooks.IdempotencyKey{Key: key.Key, RequestHash: hash, Created: fromTS(keyCreated)})
+		if repeat {
+			*firstID = keyEvent
 		}
-		if !account.Valid {
-			return c, webhooks.UnknownAccount(ev.AccountID)
-		}
-		ev.AccountID = account.String
-		for _, e := range endpoints {
-			switch {
-			case e.Scope == webhooks.ScopePlatform:
-				c.Platform = append(c.Platform, e)
-			case e.Scope == webhooks.ScopeCompany:
-				c.Company = append(c.Company, e)
-			case e.AccountID == ev.AccountID:
-				c.Own = append(c.Own, e)
-			default:
-				c.Manager = append(c.Manager, e)
-			}
-		}
-		return c, nil
+		return repeat, err
 	}
 }
 
-// companyEndpointsOf is the company whose endpoints ev may reach: its
-// company, unless it is an account.* event (NULL then).
 // qPlatformEndpoints reads the endpoints an operational event may reach.
 const qPlatformEndpoints = `SELECT ` + endpointCols + ` FROM endpoints
 	WHERE scope = 'platform' AND deleted IS NULL ORDER BY created, id`
@@ -353,6 +328,8 @@ func routesOf(ev *webhooks.Event) any {
 	return companyEndpointsOf(ev)
 }
 
+// companyEndpointsOf is the company whose endpoints ev may reach: its
+// company, unless it is an account.* event (NULL then).
 func companyEndpointsOf(ev *webhooks.Event) any {
 	if ev.CompanyID == "" || ev.IsAccountEvent() {
 		return nil

@@ -83,6 +83,7 @@ type Store struct {
 	vacuumDone   chan struct{}
 
 	registrations *groupcommit.Committer[*registration] // see RegisterEvent
+	routes        routes                                // see registerGroupOn
 	engine        app.Engine                            // see SetEngine
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -80,43 +79,6 @@ func TestQueue_Indexes(t *testing.T) {
 		if p := plan(t, s, q, args...); !strings.Contains(p, "INDEX "+index) {
 			t.Errorf("%s\nplan: %s; want %s", q, p, index)
 		}
-	}
-}
-
-// TestRegister_RoutingCacheFollowsChanges: the registrar caches routing
-// lookups; every change to what routes an event (a new endpoint, one
-// disabled, a company's new endpoint) reaches the next registration.
-func TestRegister_RoutingCacheFollowsChanges(t *testing.T) {
-	s := openTemp(t)
-	ctx := context.Background()
-	a := storetest.MustCreateAccount(t, s, "")
-	c := storetest.MustCreateCompany(t, s, a.ID)
-	register := func() []*webhooks.Delivery {
-		t.Helper()
-		_, ds, _, err := s.RegisterEvent(ctx, newEvent(c.ID), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ds
-	}
-	if ds := register(); len(ds) != 0 {
-		t.Fatalf("no endpoint yet: %d deliveries", len(ds))
-	}
-	ep := storetest.MustCreateEndpoint(t, s, storetest.NewCompanyEndpoint(c.ID, "*"))
-	if ds := register(); len(ds) != 1 || ds[0].Status != webhooks.DeliveryPending {
-		t.Fatalf("after an endpoint was created: %+v, want one pending delivery", ds)
-	}
-	disabled := string(webhooks.EndpointDisabled)
-	ref := app.EndpointRef{Owner: app.Owner{Scope: webhooks.ScopeCompany, ID: c.ID}, ID: ep.ID}
-	if _, err := storetest.UseCases(s, time.Now()).UpdateEndpoint(ctx, app.Admin(), ref, webhooks.EndpointUpdate{Status: &disabled}); err != nil {
-		t.Fatal(err)
-	}
-	if ds := register(); len(ds) != 1 || ds[0].Status != webhooks.DeliveryFailed {
-		t.Fatalf("after the endpoint was disabled: %+v, want one failed delivery", ds)
-	}
-	storetest.MustCreateEndpoint(t, s, storetest.NewAccountEndpoint(a.ID, []webhooks.Relationship{webhooks.RelationshipOwn}, "*"))
-	if ds := register(); len(ds) != 2 {
-		t.Fatalf("after an account endpoint was created: %d deliveries, want 2", len(ds))
 	}
 }
 

@@ -310,6 +310,105 @@ func testRouting(t *testing.T, open func(t *testing.T) Store) {
 		})
 
 		// An endpoint receives the events registered after it was created.
+		// The stores cache what routing reads: every change to it (an
+		// endpoint created, its URL, subscriptions, status or secret, its
+		// deletion, a company that did not exist) reaches the next
+		// registration.
+		t.Run("FollowsChanges", func(t *testing.T) {
+			s := setup(t, open)
+			eng := &engine{room: true}
+			s.SetEngine(eng)
+			a := MustCreateAccount(t, s, "")
+			c := MustCreateCompany(t, s, a.ID)
+			// register registers an event of c, and checks that the
+			// endpoints handed with its deliveries, which the engine
+			// attempts, are the endpoints as stored now.
+			register := func(what string, want int) []*webhooks.Delivery {
+				t.Helper()
+				eng.mu.Lock()
+				eng.handed = nil
+				eng.mu.Unlock()
+				ds := MustRegisterEvent(t, s, NewEvent(t, "invoice.sent", c.ID, at(time.Hour)))
+				if len(ds) != want {
+					t.Fatalf("%s: %d deliveries, want %d", what, len(ds), want)
+				}
+				eng.mu.Lock()
+				handed := eng.handed
+				eng.mu.Unlock()
+				pending := 0
+				for _, d := range ds {
+					if d.Status == webhooks.DeliveryPending {
+						pending++
+					}
+				}
+				if len(handed) != pending {
+					t.Fatalf("%s: %d deliveries handed, want the %d pending", what, len(handed), pending)
+				}
+				for _, h := range handed {
+					ep := MustFindEndpoint(t, s, h.Endpoint.ID)
+					if h.Endpoint.URL != ep.URL || h.Endpoint.Secret != ep.Secret || h.Endpoint.PreviousSecret != ep.PreviousSecret {
+						t.Fatalf("%s: handed with endpoint %s %s (secret %q, previous %q), stored %s (secret %q, previous %q)", what,
+							h.Endpoint.ID, h.Endpoint.URL, h.Endpoint.Secret, h.Endpoint.PreviousSecret, ep.URL, ep.Secret, ep.PreviousSecret)
+					}
+				}
+				return ds
+			}
+			register("no endpoint yet", 0)
+			e := MustCreateEndpoint(t, s, NewCompanyEndpoint(c.ID, "*"))
+			if ds := register("an endpoint created", 1); ds[0].Status != webhooks.DeliveryPending {
+				t.Fatalf("an endpoint created: %s, want pending", ds[0].Status)
+			}
+			url := "https://changed.example.com/hook"
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{URL: &url}, t0); err != nil {
+				t.Fatal(err)
+			}
+			register("its URL changed", 1)
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{EnabledEvents: &[]string{"invoice.paid"}}, t0); err != nil {
+				t.Fatal(err)
+			}
+			register("subscribed to another type", 0)
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{EnabledEvents: &[]string{"*"},
+				Status: ptr(webhooks.EndpointDisabled)}, t0); err != nil {
+				t.Fatal(err)
+			}
+			if ds := register("disabled", 1); ds[0].Status != webhooks.DeliveryFailed {
+				t.Fatalf("disabled: %s, want failed", ds[0].Status)
+			}
+			if _, err := updateEndpoint(t, s, e.ID, &webhooks.EndpointUpdate{Status: ptr(webhooks.EndpointEnabled)}, t0); err != nil {
+				t.Fatal(err)
+			}
+			rot, err := rotateSecret(t, s, e.ID, at(time.Hour), t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := register("its secret rotated", 1)
+			if ds[0].Status != webhooks.DeliveryPending {
+				t.Fatalf("enabled again: %s, want pending", ds[0].Status)
+			}
+			if ep := MustFindEndpoint(t, s, e.ID); ep.Secret != rot.Secret || ep.PreviousSecret == "" {
+				t.Fatalf("the rotated endpoint: secret %q previous %q", ep.Secret, ep.PreviousSecret)
+			}
+			MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, []webhooks.Relationship{webhooks.RelationshipOwn}, "*"))
+			register("an account endpoint created", 2)
+			if err := deleteEndpoint(t, s, e.ID, t0); err != nil {
+				t.Fatal(err)
+			}
+			register("the company endpoint deleted", 1)
+
+			// An unknown company refused, and a managed account's: what
+			// its manager's endpoints take follows them too.
+			if _, _, _, err := s.RegisterEvent(t.Context(), NewEvent(t, "invoice.sent", webhooks.NewID(), at(time.Hour)), nil); webhooks.ErrorCode(err) != webhooks.EUNKNOWNCOMPANY {
+				t.Fatalf("an unknown company: %v, want %s", err, webhooks.EUNKNOWNCOMPANY)
+			}
+			managed := MustCreateAccount(t, s, a.ID)
+			c = MustCreateCompany(t, s, managed.ID)
+			register("a managed company, whose manager's endpoint takes its own events only", 0)
+			MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, []webhooks.Relationship{webhooks.RelationshipManaged}, "*"))
+			if ds := register("the manager's endpoint for managed accounts", 1); ds[0].Relationship != webhooks.RelationshipManaged {
+				t.Fatalf("the manager's endpoint: relationship %q, want managed", ds[0].Relationship)
+			}
+		})
+
 		t.Run("NoBackfill", func(t *testing.T) {
 			s := setup(t, open)
 			a := MustCreateAccount(t, s, "")
