@@ -71,10 +71,19 @@ const (
 	MaxPageLimit     = 100
 )
 
-// Validate checks a page a caller asks for.
-func (p Page) Validate() error {
+// ValidateLimit checks a page's limit, whatever its list's cursor is.
+func (p Page) ValidateLimit() error {
 	if p.Limit < 1 || p.Limit > MaxPageLimit {
 		return Errorf(EINVALID, "limit must be a number from 1 to %d.", MaxPageLimit)
+	}
+	return nil
+}
+
+// Validate checks a page a caller asks for, of a list whose cursor is an
+// id.
+func (p Page) Validate() error {
+	if err := p.ValidateLimit(); err != nil {
+		return err
 	}
 	if p.StartingAfter != "" && !ValidID(p.StartingAfter) {
 		return Errorf(EINVALID, "starting_after must be the id of an item of the list.")

@@ -182,8 +182,8 @@ func (a *App) EventType(ctx context.Context, c Caller, name string) (*webhooks.E
 // ListEventTypes lists the catalog in name order, archived types too;
 // the page's cursor is a type's name.
 func (a *App) ListEventTypes(ctx context.Context, c Caller, p webhooks.Page) (*webhooks.List[*webhooks.EventType], error) {
-	if p.Limit < 1 || p.Limit > webhooks.MaxPageLimit {
-		return nil, webhooks.Errorf(webhooks.EINVALID, "limit must be a number from 1 to %d.", webhooks.MaxPageLimit)
+	if err := p.ValidateLimit(); err != nil {
+		return nil, err
 	}
 	if p.StartingAfter != "" && webhooks.ValidateEventType(p.StartingAfter) != nil {
 		return nil, webhooks.Errorf(webhooks.EINVALID, "starting_after must be the name of an event type of the list.")

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -179,16 +178,7 @@ func openPortalOn(ts *testService, accountID string) *portalClient {
 		URL string `json:"url"`
 	}
 	ts.must(201, "POST", "/v1/accounts/"+accountID+"/portal_sessions", adminKey, nil, &out)
-	u, err := url.Parse(out.URL)
-	if err != nil {
-		ts.t.Fatal(err)
-	}
-	jar, _ := cookiejar.New(nil)
-	c := &portalClient{t: ts.t, base: ts.url, http: &http.Client{Jar: jar}}
-	if status, body := c.get(u.Path); status != http.StatusOK {
-		ts.t.Fatalf("opening the portal link: got %d %s", status, clip([]byte(body)))
-	}
-	return c
+	return ts.openLink(out.URL)
 }
 
 // TestEventTypes_TwoProcesses: two processes on one PostgreSQL database

@@ -335,7 +335,7 @@ func TestHealth_RetryAfter(t *testing.T) {
 				func(time.Time) (int, string) { return 503, "3600" },
 				func(now time.Time) (int, string) { return 429, now.Add(3 * time.Hour).UTC().Format(http.TimeFormat) },
 				func(time.Time) (int, string) { return 503, "99999999999" },
-				func(time.Time) (int, string) { return 500, "7200" }, // not a 429 or 503: ignored
+				func(time.Time) (int, string) { return 500, "36000" }, // not a 429 or 503: ignored (the schedule says 2 h)
 			}
 			s.setRespond(func(i int, w http.ResponseWriter, _ *http.Request) {
 				k := int(n.Add(1)) - 1

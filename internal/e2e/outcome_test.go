@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/cookiejar"
 	"net/netip"
 	"regexp"
 	"strings"
@@ -169,15 +168,7 @@ func TestOutcomeTable(t *testing.T) {
 	// (it showed a dash for an attempt without an answer).
 	// (This service's links name the default public URL: open the link's
 	// path on it.)
-	var link struct {
-		URL string `json:"url"`
-	}
-	ts.must(201, "POST", "/v1/accounts/"+acme.accountID+"/portal_sessions", adminKey, nil, &link)
-	jar, _ := cookiejar.New(nil)
-	pc := &portalClient{t: t, base: ts.url, http: &http.Client{Jar: jar}}
-	if status, _ := pc.get(link.URL[strings.Index(link.URL, "/portal/sessions/"):]); status != 200 {
-		t.Fatalf("opening the portal link: got %d", status)
-	}
+	pc := openPortalOn(ts, acme.accountID)
 	cell := regexp.MustCompile(`<td data-label="Last response"><span class="code [^"]*"[^>]*>([^<]*)</span>`)
 	for i, row := range rows {
 		want := fmt.Sprint(row.wantCode)

@@ -23,9 +23,20 @@ type portalClient struct {
 // openPortal opens a portal link of the account.
 func (ts *testService) openPortal(accountID string) *portalClient {
 	ts.t.Helper()
+	return ts.openLink(ts.portalLink(accountID))
+}
+
+// openLink opens a portal link's path on ts (whatever public URL the link
+// names) in a client that keeps the session's cookie.
+func (ts *testService) openLink(link string) *portalClient {
+	ts.t.Helper()
+	u, err := url.Parse(link)
+	if err != nil {
+		ts.t.Fatal(err)
+	}
 	jar, _ := cookiejar.New(nil)
 	c := &portalClient{t: ts.t, base: ts.url, http: &http.Client{Jar: jar}}
-	if status, body := c.get(strings.TrimPrefix(ts.portalLink(accountID), ts.url)); status != http.StatusOK {
+	if status, body := c.get(u.Path); status != http.StatusOK {
 		ts.t.Fatalf("opening the portal link: got %d %s", status, clip([]byte(body)))
 	}
 	return c

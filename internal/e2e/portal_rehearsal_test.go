@@ -44,7 +44,7 @@ func TestPortal_Rehearsal(t *testing.T) {
 	}
 	id := str(ds[0]["id"])
 	for attempt := 1; attempt <= 8; attempt++ {
-		ts.waitFor("the rehearsal's next attempt", 5*time.Second, func() bool { return ts.attempts() >= attempt })
+		ts.waitFor("the rehearsal's next attempt", 5*time.Second, func() bool { return ts.storeDelivery(id).AttemptCount >= attempt })
 		ts.idle()
 		if next := ts.storeDelivery(id).NextAttemptAt; !next.IsZero() {
 			clock.Set(next)
@@ -56,8 +56,9 @@ func TestPortal_Rehearsal(t *testing.T) {
 	}
 	load(t, ctx, chromedp.Navigate(deliveryPage))
 	text = mainText(t, ctx)
-	if !strings.Contains(text, "Failed permanently") || strings.Count(text, "503") < 8 {
-		t.Errorf("the rehearsal's page after 8 failed attempts: want failed permanently and eight 503s:\n%s", text)
+	attempts := read(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll('ol.attempts li.attempt').length`))
+	if !strings.Contains(text, "Failed permanently") || attempts != 8 || strings.Count(text, "503") < 8 {
+		t.Errorf("the rehearsal's page after 8 failed attempts: want failed permanently and eight attempts with a 503, got %d attempts:\n%s", attempts, text)
 	}
 }
 

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"net/http"
 
+	webhooks "github.com/factuarea/webhooks"
+
 	"github.com/factuarea/webhooks/internal/app"
 )
 
@@ -34,45 +36,21 @@ func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, c a
 }
 
 func (s *Server) handleListAccounts(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	q := newQuery(r)
-	p := q.page()
-	if q.err != nil {
-		return q.err
-	}
-	l, err := s.App.ListAccounts(r.Context(), c, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(l, accountObject))
-	return nil
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
+		return s.App.ListAccounts(r.Context(), c, p)
+	}, accountObject)
 }
 
 func (s *Server) handleListCompanies(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	q := newQuery(r)
-	p := q.page()
-	if q.err != nil {
-		return q.err
-	}
-	l, err := s.App.ListCompanies(r.Context(), c, r.PathValue("account"), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(l, companyObject))
-	return nil
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
+		return s.App.ListCompanies(r.Context(), c, r.PathValue("account"), p)
+	}, companyObject)
 }
 
 func (s *Server) handleListAPIKeys(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	q := newQuery(r)
-	p := q.page()
-	if q.err != nil {
-		return q.err
-	}
-	l, err := s.App.ListAPIKeys(r.Context(), c, r.PathValue("account"), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(l, apiKeyObject))
-	return nil
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error) {
+		return s.App.ListAPIKeys(r.Context(), c, r.PathValue("account"), p)
+	}, apiKeyObject)
 }
 
 func (s *Server) handleGetAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {
@@ -108,15 +86,7 @@ func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, c ap
 }
 
 func (s *Server) handleListAudit(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	q := newQuery(r)
-	p := q.page()
-	if q.err != nil {
-		return q.err
-	}
-	l, err := s.App.ListAudit(r.Context(), c, r.PathValue("account"), p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(l, auditObject))
-	return nil
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
+		return s.App.ListAudit(r.Context(), c, r.PathValue("account"), p)
+	}, auditObject)
 }

@@ -87,18 +87,11 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 }
 
 func (s *Server) handleListEndpoints(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	q := newQuery(r)
-	p := q.page()
-	if q.err != nil {
-		return q.err
-	}
-	l, err := s.App.ListEndpoints(r.Context(), c, owner(r), p)
-	if err != nil {
-		return err
-	}
 	now := s.Now()
-	writeJSON(w, http.StatusOK, newList(l, func(e *webhooks.Endpoint) endpointJSON { return endpointObject(e, now) }))
-	return nil
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
+		return s.App.ListEndpoints(r.Context(), c, owner(r), p)
+	},
+		func(e *webhooks.Endpoint) endpointJSON { return endpointObject(e, now) })
 }
 
 func (s *Server) handleGetEndpoint(w http.ResponseWriter, r *http.Request, c app.Caller) error {

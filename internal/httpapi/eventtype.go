@@ -53,17 +53,9 @@ func (s *Server) handleCreateEventType(w http.ResponseWriter, r *http.Request, c
 }
 
 func (s *Server) handleListEventTypes(w http.ResponseWriter, r *http.Request, c app.Caller) error {
-	q := newQuery(r)
-	p := q.page()
-	if q.err != nil {
-		return q.err
-	}
-	l, err := s.App.ListEventTypes(r.Context(), c, p)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, newList(l, eventTypeObject))
-	return nil
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.EventType], error) {
+		return s.App.ListEventTypes(r.Context(), c, p)
+	}, eventTypeObject)
 }
 
 func (s *Server) handleGetEventType(w http.ResponseWriter, r *http.Request, c app.Caller) error {

@@ -220,6 +220,22 @@ func deref[T any](p *T) T {
 	return v
 }
 
+// writeList answers a list that takes no filter: the page the query asks
+// for, read by get, each item rendered by render.
+func writeList[T, U any](w http.ResponseWriter, r *http.Request, get func(webhooks.Page) (*webhooks.List[T], error), render func(T) U) error {
+	q := newQuery(r)
+	p := q.page()
+	if q.err != nil {
+		return q.err
+	}
+	l, err := get(p)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newList(l, render))
+	return nil
+}
+
 func newList[T, U any](l *webhooks.List[T], f func(T) U) list[U] {
 	out := list[U]{Object: "list", Data: make([]U, 0, len(l.Data)), HasMore: l.HasMore}
 	for _, v := range l.Data {

@@ -106,12 +106,20 @@ type handler func(w http.ResponseWriter, r *http.Request, c app.Caller) error
 // query parameters.
 func (s *Server) public(mux *http.ServeMux, pattern string, h http.HandlerFunc) {
 	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.RawQuery != "" {
-			s.error(w, r, webhooks.Errorf(webhooks.EUNKNOWNFIELD, "%s %s takes no query parameters.", r.Method, r.Pattern))
+		if err := noQuery(r); err != nil {
+			s.error(w, r, err)
 			return
 		}
 		h(w, r)
 	})
+}
+
+// noQuery refuses the query parameters of a route that takes none.
+func noQuery(r *http.Request) error {
+	if r.URL.RawQuery == "" {
+		return nil
+	}
+	return webhooks.Errorf(webhooks.EUNKNOWNFIELD, "%s %s takes no query parameters.", r.Method, r.Pattern)
 }
 
 // handle registers a route that takes no query parameters: any it is sent
@@ -139,8 +147,8 @@ func (s *Server) serve(h handler, query bool, limit int64) http.HandlerFunc {
 			key = "" // no key at all: 401
 		}
 		c, err := s.App.Authenticate(r.Context(), strings.TrimSpace(key))
-		if err == nil && !query && r.URL.RawQuery != "" {
-			err = webhooks.Errorf(webhooks.EUNKNOWNFIELD, "%s %s takes no query parameters.", r.Method, r.Pattern)
+		if err == nil && !query {
+			err = noQuery(r)
 		}
 		if err == nil {
 			r.Body = http.MaxBytesReader(w, r.Body, limit)
