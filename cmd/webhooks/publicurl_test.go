@@ -5,8 +5,10 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,26 +27,24 @@ func TestDefaultPublicURL(t *testing.T) {
 		"hooks.lan:8090":   "http://hooks.lan:8090",
 		"localhost:8080":   "http://localhost:8080",
 		"10.0.0.7:8080":    "http://10.0.0.7:8080",
-		"[fe80::1%2]:8080": "http://[fe80::1%2]:8080",
+		"[fe80::1%2]:8080": "http://[fe80::1%252]:8080",
 	} {
 		_, port, _ := net.SplitHostPort(addr)
-		bound := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: atoi(port)}
-		if got := defaultPublicURL(addr, bound); got != want {
+		p, _ := strconv.Atoi(port)
+		bound := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: p}
+		got := defaultPublicURL(addr, bound)
+		if got != want {
 			t.Errorf("-addr %s: got %s, want %s", addr, got, want)
+		}
+		// The service must take it as its public URL.
+		if u, err := url.Parse(got); err != nil || u.Scheme != "http" || u.Host == "" {
+			t.Errorf("-addr %s: %s is not a URL the service takes: %v", addr, got, err)
 		}
 	}
 	// Port 0: the port bound.
 	if got := defaultPublicURL(":0", &net.TCPAddr{Port: 43210}); got != "http://localhost:43210" {
 		t.Errorf("-addr :0 bound at 43210: got %s", got)
 	}
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 // syncBuffer is a log destination the test reads while serve writes.

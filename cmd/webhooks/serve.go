@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -278,7 +279,9 @@ func defaultPublicURL(addr string, bound net.Addr) string {
 	if ip, err := netip.ParseAddr(host); host == "" || (err == nil && ip.IsUnspecified()) {
 		host = "localhost"
 	}
-	return "http://" + net.JoinHostPort(host, port)
+	// url.URL escapes an IPv6 zone's % (fe80::1%2 is [fe80::1%252]), which
+	// a URL must, or the service refuses its own public URL.
+	return (&url.URL{Scheme: "http", Host: net.JoinHostPort(host, port)}).String()
 }
 
 // startupAttrs are the attributes of the start-up log line: where the
