@@ -62,25 +62,7 @@ func TestProbeCommand_Help(t *testing.T) {
 // taken from the environment: it passes, and a wrong secret makes it fail.
 func TestProbeCommand_Run(t *testing.T) {
 	const secret = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8"
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "r.db")+"?_txlock=immediate&_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := receiver.CreateTable(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	h, err := receiver.New(receiver.Config{
-		DB:      db,
-		Secrets: []string{secret},
-		Handle:  func(context.Context, *sql.Tx, *receiver.Event) error { return nil },
-		Logger:  slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := kitServer(t, secret, receiver.SchemeAny)
 
 	t.Setenv(probeSecretEnv, secret)
 	var out bytes.Buffer
@@ -92,7 +74,7 @@ func TestProbeCommand_Run(t *testing.T) {
 	}
 
 	out.Reset()
-	err = run(context.Background(), []string{"probe", "--url", srv.URL, "--repeat", "3", "--secret", "whsec_wrong"}, &out, &out)
+	err := run(context.Background(), []string{"probe", "--url", srv.URL, "--repeat", "3", "--secret", "whsec_wrong"}, &out, &out)
 	if !errors.Is(err, probe.ErrFailed) {
 		t.Errorf("wrong secret: got %v, want probe.ErrFailed\n%s", err, &out)
 	}
@@ -103,26 +85,7 @@ func TestProbeCommand_Run(t *testing.T) {
 // fails without.
 func TestProbeCommand_StandardWebhooks(t *testing.T) {
 	const secret = "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "r.db")+"?_txlock=immediate&_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := receiver.CreateTable(context.Background(), db); err != nil {
-		t.Fatal(err)
-	}
-	h, err := receiver.New(receiver.Config{
-		DB:      db,
-		Secrets: []string{secret},
-		Scheme:  receiver.SchemeStandard,
-		Handle:  func(context.Context, *sql.Tx, *receiver.Event) error { return nil },
-		Logger:  slog.New(slog.DiscardHandler),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
+	srv := kitServer(t, secret, receiver.SchemeStandard)
 
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"probe", "--url", srv.URL, "--repeat", "3", "--secret", secret, "--standard-webhooks"}, &out, &out); err != nil {
@@ -132,8 +95,35 @@ func TestProbeCommand_StandardWebhooks(t *testing.T) {
 		t.Errorf("output: got\n%s\nwant all probes passed", &out)
 	}
 	out.Reset()
-	err = run(context.Background(), []string{"probe", "--url", srv.URL, "--repeat", "3", "--secret", secret}, &out, &out)
+	err := run(context.Background(), []string{"probe", "--url", srv.URL, "--repeat", "3", "--secret", secret}, &out, &out)
 	if !errors.Is(err, probe.ErrFailed) {
 		t.Errorf("without --standard-webhooks: got %v, want probe.ErrFailed\n%s", err, &out)
 	}
+}
+
+// kitServer serves a receiver built with the kit on a fresh SQLite file,
+// verifying the scheme with secret, its handler doing nothing.
+func kitServer(t *testing.T, secret string, scheme receiver.Scheme) *httptest.Server {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "r.db")+"?_txlock=immediate&_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := receiver.CreateTable(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	h, err := receiver.New(receiver.Config{
+		DB:      db,
+		Secrets: []string{secret},
+		Scheme:  scheme,
+		Handle:  func(context.Context, *sql.Tx, *receiver.Event) error { return nil },
+		Logger:  slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
 }

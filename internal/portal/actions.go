@@ -394,7 +394,7 @@ func (h *Handler) handleRecover(w http.ResponseWriter, r *http.Request, c *reqCt
 func (h *Handler) handleResend(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
 	ref, id := endpointRef(r), r.PathValue("delivery")
 	if !confirmed(r.PostForm) {
-		ask, ok, err := h.needsConfirm(r.Context(), r, c)
+		ask, ok, err := h.needsConfirm(r, c)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/app"
 )
 
 // What the portal says around a send by hand: what became of a delivery's
@@ -42,12 +43,7 @@ type ConfirmResendPage struct {
 // handleConfirmResend shows the question, or, when there is nothing to
 // confirm (no replay delivered or under way), the delivery.
 func (h *Handler) handleConfirmResend(w http.ResponseWriter, r *http.Request, c *reqCtx) error {
-	ctx := r.Context()
-	oe, d, err := h.cfg.App.Delivery(ctx, c.caller, endpointRef(r), r.PathValue("delivery"))
-	if err != nil {
-		return err
-	}
-	replayed, err := h.replayed(ctx, oe.Endpoint, d, c)
+	oe, d, replayed, err := h.resendTarget(r, c)
 	if err != nil {
 		return err
 	}
@@ -65,16 +61,23 @@ func (h *Handler) handleConfirmResend(w http.ResponseWriter, r *http.Request, c 
 
 // needsConfirm reports whether a resend of the delivery must be confirmed
 // first, and where that is asked.
-func (h *Handler) needsConfirm(ctx context.Context, r *http.Request, c *reqCtx) (string, bool, error) {
-	oe, d, err := h.cfg.App.Delivery(ctx, c.caller, endpointRef(r), r.PathValue("delivery"))
-	if err != nil {
-		return "", false, err
-	}
-	replayed, err := h.replayed(ctx, oe.Endpoint, d, c)
+func (h *Handler) needsConfirm(r *http.Request, c *reqCtx) (string, bool, error) {
+	oe, d, replayed, err := h.resendTarget(r, c)
 	if err != nil || replayed == nil || !replayed.Confirm {
 		return "", false, err
 	}
 	return deliveryPath(oe.ID, d.ID) + "/resend", true, nil
+}
+
+// resendTarget reads the delivery the request names, on its endpoint, and
+// what became of its replays (see replayed).
+func (h *Handler) resendTarget(r *http.Request, c *reqCtx) (*app.OwnedEndpoint, *webhooks.Delivery, *ReplayedView, error) {
+	oe, d, err := h.cfg.App.Delivery(r.Context(), c.caller, endpointRef(r), r.PathValue("delivery"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	replayed, err := h.replayed(r.Context(), oe.Endpoint, d, c)
+	return oe, d, replayed, err
 }
 
 // sendOutcome sets the page's message after a send by hand (the notice
