@@ -221,7 +221,7 @@ export class InvalidSignatureError extends ReceiverError {
   readonly scheme: 'factuarea' | 'standard';
   readonly status: 401;
 }
-/** The body is not an event (400). */
+/** The body is not an event, or its id is not the webhook-id it was verified with (400). */
 export class InvalidEventError extends ReceiverError {
   readonly status: 400;
 }

@@ -12,8 +12,9 @@ import {
 } from './errors.js';
 import { parseEvent, readHeaders } from './event.js';
 import { readBody } from './body.js';
-import { standardCompatible, toBytes } from './signature.js';
-import { storeFor } from './store.js';
+import { headerGetter } from './headers.js';
+import { STANDARD_ID_HEADER, standardCompatible, toBytes } from './signature.js';
+import { checkRetention, storeFor } from './store.js';
 import { SCHEMES, verify } from './verify.js';
 
 /**
@@ -162,9 +163,7 @@ export class Receiver {
    * receiver's clock, and resolves to how many it deleted.
    */
   async purge(olderThanMs) {
-    if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
-      throw new RangeError('receiver: olderThanMs must be a number of milliseconds, 0 or more (DEFAULT_RETENTION_MS, say)');
-    }
+    checkRetention(olderThanMs);
     return this.#store.purge(this.#nowMs() - olderThanMs);
   }
 
@@ -226,6 +225,14 @@ export class Receiver {
       return this.#refuse(err);
     }
     const delivery = { raw, headers: readHeaders(headers), scheme, signal };
+    // The kit deduplicates on the body's id. A Standard Webhooks library
+    // would on webhook-id; the sender makes them equal, and a delivery where
+    // they differ is refused rather than deduplicated on one of two keys.
+    const webhookId = headerGetter(headers)(STANDARD_ID_HEADER);
+    if (scheme === 'standard' && webhookId !== event.id) {
+      const err = new InvalidEventError(`${STANDARD_ID_HEADER} ${JSON.stringify(webhookId)} is not the body's id ${event.id}`);
+      return this.#refuse(err, {}, event, delivery);
+    }
     let isNew;
     try {
       isNew = await this.process(event, delivery);

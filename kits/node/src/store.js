@@ -253,7 +253,8 @@ async function step(name, fn) {
   }
 }
 
-function checkRetention(olderThanMs) {
+/** checkRetention throws a RangeError unless olderThanMs is a number of milliseconds, 0 or more. */
+export function checkRetention(olderThanMs) {
   if (typeof olderThanMs !== 'number' || !Number.isFinite(olderThanMs) || olderThanMs < 0) {
     throw new RangeError('receiver: olderThanMs must be a number of milliseconds, 0 or more (DEFAULT_RETENTION_MS, say)');
   }

@@ -256,6 +256,27 @@ for (const b of all) {
       assert.equal(runs, 1);
     });
 
+    // webhook-id is signed and is the event id: a delivery where it is
+    // another id would give the event two deduplication keys, so it is
+    // refused as an invalid event (400), as the other kits refuse it.
+    it('refuses Standard Webhooks headers whose webhook-id is not the body id', async () => {
+      let runs = 0;
+      const f = await setup(b, () => {
+        runs++;
+      });
+      const id = newID();
+      const other = newID();
+      const a = await f.deliver(eventBody(id), { scheme: 'standard', id: other });
+      assert.equal(a.status, 400, `got ${a.status} ${JSON.stringify(a.body)}`);
+      assert.equal(a.body, `receiver: invalid event: webhook-id ${JSON.stringify(other)} is not the body's id ${id}\n`);
+      assert.equal(runs, 0, 'handler runs');
+      assert.equal(await f.count('processed_webhook_events'), 0, 'processed ids');
+      // With Factuarea-Signature beside it, scheme "any" verifies that one
+      // and webhook-id is not what was checked.
+      const both = await f.deliver(eventBody(id), { scheme: 'both', id: other });
+      assert.deepEqual([both.status, both.body], [200, 'processed\n']);
+    });
+
     // Two different events at once whose handlers await: on SQLite each must
     // get a transaction of its own, so one's failure undoes only its rows.
     it('keeps concurrent transactions apart when the handler awaits', async () => {
