@@ -51,9 +51,12 @@ enum Scheme: string
         $standard = $headers[StandardWebhooks::SIGNATURE_HEADER] ?? '';
         $use = $this;
         if ($this === self::Any) {
-            if (trim($factuarea) !== '') {
+            // The header's presence chooses, not its value: an empty
+            // Factuarea-Signature fails as Factuarea-Signature, as the other
+            // kits have it, rather than hand the request to the other scheme.
+            if (isset($headers[strtolower(Signature::HEADER)])) {
                 $use = self::Factuarea;
-            } elseif (trim($standard) !== '' || isset($headers[StandardWebhooks::ID_HEADER]) || isset($headers[StandardWebhooks::TIMESTAMP_HEADER])) {
+            } elseif (isset($headers[StandardWebhooks::SIGNATURE_HEADER]) || isset($headers[StandardWebhooks::ID_HEADER]) || isset($headers[StandardWebhooks::TIMESTAMP_HEADER])) {
                 $use = self::Standard;
             } else {
                 throw new InvalidSignatureException(

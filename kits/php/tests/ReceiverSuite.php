@@ -202,6 +202,15 @@ abstract class ReceiverSuite extends TestCase
         $this->assertStringContainsString('Factuarea-Signature: no v1 signature matches', $got->message);
         $this->assertAnswer(200, 'processed', $this->deliver($standard, $body($id), $badFactuarea), 'standard ignores Factuarea-Signature');
 
+        // An empty Factuarea-Signature is present, and fails like a wrong
+        // one: it does not pass the request over to the other scheme.
+        $id = Fixtures::newId();
+        foreach (['', ' '] as $empty) {
+            $got = $this->deliver($any, $body($id), ['Factuarea-Signature' => $empty] + Fixtures::standard($body($id), $now));
+            $this->assertSame(401, $got->status, sprintf('any: Factuarea-Signature %s beside valid Standard Webhooks headers', json_encode($empty)));
+            $this->assertSame(InvalidSignatureException::REASON_MISSING_HEADER, $got->error->reason());
+        }
+
         $id = Fixtures::newId();
         $got = $this->deliver($factuarea, $body($id), Fixtures::standard($body($id), $now));
         $this->assertSame([401, 'invalid signature: Factuarea-Signature header is missing'], [$got->status, $got->message]);
