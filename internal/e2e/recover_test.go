@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -61,7 +62,7 @@ func TestRecover(t *testing.T) {
 			}
 			ts.settle(clock, ep.id)
 			want := map[string]int{events[1]: 1, events[2]: 1, events[3]: 1}
-			if got := s.delivered(); !mapsEqual(got, want) {
+			if got := s.delivered(); !maps.Equal(got, want) {
 				t.Errorf("delivered per event: got %v, want %v", got, want)
 			}
 			// Again over everything: the rest (0, 4, 5), not 1 and 3 again.
@@ -74,7 +75,7 @@ func TestRecover(t *testing.T) {
 			for _, id := range events {
 				want[id] = 1
 			}
-			if got := s.delivered(); !mapsEqual(got, want) {
+			if got := s.delivered(); !maps.Equal(got, want) {
 				t.Errorf("delivered per event: got %v, want %v", got, want)
 			}
 			ts.must(200, "POST", ep.path+"/recover", acme.key, object{"since": t0.Unix()}, &rec)
@@ -129,18 +130,6 @@ func TestRecover(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // TestDisabledEndpoint: disabling ends the pending deliveries failed
@@ -230,7 +219,7 @@ func TestDisabledEndpoint(t *testing.T) {
 			for _, id := range missed {
 				want[id] = 1
 			}
-			if got := s.delivered(); !mapsEqual(got, want) {
+			if got := s.delivered(); !maps.Equal(got, want) {
 				t.Errorf("delivered per event: got %v, want %v", got, want)
 			}
 			ts.must(200, "POST", ep.path+"/recover", acme.key, object{"since": t0.Unix()}, &rec)
@@ -379,7 +368,7 @@ func TestDayOfDowntime(t *testing.T) {
 				counts[d.Status]++
 			}
 			t.Logf("%s: at the end of the outage: %v; the receiver got %d requests", mode, counts, len(s.requests()))
-			if got := s.delivered(); !mapsEqual(got, map[string]int{before: 1}) {
+			if got := s.delivered(); !maps.Equal(got, map[string]int{before: 1}) {
 				t.Fatalf("delivered during the outage: got %v, want only the event before it", got)
 			}
 

@@ -121,7 +121,7 @@ func TestSign_StandardVectors(t *testing.T) {
 			}
 			sig := got[signature.StandardSignatureHeader]
 			entries := strings.Split(v.Signature, " ")
-			if !slices.Contains(entries, sig) || (len(entries) == 1 && sig != v.Signature) {
+			if !slices.Contains(entries, sig) {
 				t.Errorf("webhook-signature: got %q, want one of %q", sig, entries)
 			}
 			if v.Factuarea != "" && got[signature.HeaderName] != v.Factuarea {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,7 +78,7 @@ func TestRun_StandardWebhooks(t *testing.T) {
 				cfg.Secrets = tc.secrets
 			}
 			rep, out, err := run(t, cfg)
-			if got := rep.Failed(); !slicesEqual(got, tc.fail) {
+			if got := rep.Failed(); !slices.Equal(got, tc.fail) {
 				t.Errorf("failed probes: got %q, want %q (err %v)\n%s", got, tc.fail, err, out)
 			}
 			if want := "Standard Webhooks headers too"; strings.Contains(out, want) != cfg.StandardWebhooks {
@@ -84,10 +86,6 @@ func TestRun_StandardWebhooks(t *testing.T) {
 			}
 		})
 	}
-}
-
-func slicesEqual(a, b []string) bool {
-	return strings.Join(a, ",") == strings.Join(b, ",")
 }
 
 // TestRun_StandardRequests checks what the probe sends with
@@ -153,24 +151,12 @@ func TestRun_StandardRequests(t *testing.T) {
 			t.Errorf("request %d: Factuarea-Signature verifies %t, webhook-signature %t, want both or neither", i, f, std)
 		}
 	}
-	if want := map[string]int{"signed": 5, "stale": 1, "other secret": 1}; !mapsEqual(counts, want) {
+	if want := map[string]int{"signed": 5, "stale": 1, "other secret": 1}; !maps.Equal(counts, want) {
 		t.Errorf("requests: got %v, want %v", counts, want)
 	}
 	if res, _ := rep.Result(probe.Duplicate); res.Status != probe.Pass {
 		t.Errorf("duplicate: got %v, want PASS", res)
 	}
-}
-
-func mapsEqual(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // libraryReceiver verifies with the official Standard Webhooks Go library,
@@ -249,7 +235,7 @@ func TestRun_OfficialLibrary(t *testing.T) {
 				}
 			}
 			// 4 copies, the body probe's and the latency probe's.
-			if want := map[string]int{"verified": 6, "no matching signature": 1, "too old": 1}; !mapsEqual(counts, want) {
+			if want := map[string]int{"verified": 6, "no matching signature": 1, "too old": 1}; !maps.Equal(counts, want) {
 				t.Errorf("the library's verdicts: got %v, want %v", counts, want)
 			}
 		})
@@ -261,7 +247,7 @@ func TestRun_OfficialLibrary(t *testing.T) {
 		}
 		lib := &libraryReceiver{wh: wh}
 		rep, out, _ := run(t, probe.Config{URL: serve(t, lib), Secrets: []string{standardSecret}, Repeat: 2})
-		if got := rep.Failed(); !slicesEqual(got, []string{probe.Duplicate}) {
+		if got := rep.Failed(); !slices.Equal(got, []string{probe.Duplicate}) {
 			t.Errorf("failed probes: got %q, want duplicate\n%s", got, out)
 		}
 		for _, err := range lib.results {

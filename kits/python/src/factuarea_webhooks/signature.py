@@ -13,7 +13,7 @@ import hmac
 import re
 import secrets as _random
 from dataclasses import dataclass
-from typing import Iterable, List, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 from .clock import Instant, unix_seconds
 from .errors import (
@@ -45,6 +45,19 @@ _DECIMAL = re.compile(r"[+-]?[0-9]+")
 _HEX_SHA256 = re.compile(r"[0-9a-fA-F]{64}")
 
 Body = Union[bytes, bytearray, memoryview]
+
+
+def _timestamp(text: str) -> Optional[int]:
+    """Return a header's timestamp in unix seconds, or None when it is not one.
+
+    A timestamp is a decimal from 1 to the int64 maximum. Shared by
+    Factuarea-Signature's ``t=`` and webhook-timestamp, so that both accept
+    what Go's strconv.ParseInt does and nothing more.
+    """
+    if not _DECIMAL.fullmatch(text):
+        return None
+    n = int(text)
+    return n if 0 < n <= _INT64_MAX else None
 
 
 @dataclass(frozen=True)
@@ -98,10 +111,8 @@ def parse(header: str) -> ParsedHeader:
         if not eq:
             continue
         if key == "t":
-            if timestamp is not None or not _DECIMAL.fullmatch(value):
-                raise NoTimestamp("signature header has no valid timestamp")
-            n = int(value)
-            if n <= 0 or n > _INT64_MAX:
+            n = _timestamp(value)
+            if timestamp is not None or n is None:
                 raise NoTimestamp("signature header has no valid timestamp")
             timestamp = n
         elif key == "v1" and _HEX_SHA256.fullmatch(value):

@@ -30,7 +30,7 @@ from .errors import (
     SecretNotStandard,
     TimestampOutOfTolerance,
 )
-from .signature import _INT64_MAX, SECRET_PREFIX, Body, _secret_list, within
+from .signature import SECRET_PREFIX, Body, _secret_list, _timestamp, within
 
 #: The Standard Webhooks header names, lowercase as the specification
 #: writes them (HTTP header names are case-insensitive).
@@ -38,7 +38,6 @@ ID_HEADER = "webhook-id"
 TIMESTAMP_HEADER = "webhook-timestamp"
 SIGNATURE_HEADER = "webhook-signature"
 
-_DECIMAL = re.compile(r"[+-]?[0-9]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
@@ -111,10 +110,9 @@ def verify_standard(
     keys = _secret_list(secrets)
     if signature.strip() == "" or msg_id == "":
         raise MissingHeader("webhook-id or webhook-signature header is missing")
-    ts = timestamp.strip()
-    if not _DECIMAL.fullmatch(ts) or not 0 < int(ts) <= _INT64_MAX:
+    t = _timestamp(timestamp.strip())
+    if t is None:
         raise NoTimestamp("webhook-timestamp header is not a valid timestamp")
-    t = int(ts)
     sigs: List[bytes] = []
     for entry in signature.split():
         if not entry.startswith("v1,"):
