@@ -54,7 +54,7 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 	} else if err != nil {
 		return err
 	}
-	account, err := a.endpointAccount(ctx, ep)
+	account, _, err := a.endpointAccount(ctx, ep)
 	if err != nil {
 		return err
 	}
@@ -118,22 +118,6 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 	return a.registerOperational(ctx, events)
 }
 
-// endpointAccount returns the account an endpoint's changes are audited
-// under: its own, its company's, or none for a platform endpoint.
-func (a *App) endpointAccount(ctx context.Context, ep *webhooks.Endpoint) (string, error) {
-	switch ep.Scope {
-	case webhooks.ScopeAccount:
-		return ep.AccountID, nil
-	case webhooks.ScopeCompany:
-		co, err := a.cfg.Store.FindCompany(ctx, ep.CompanyID)
-		if err != nil {
-			return "", err
-		}
-		return co.AccountID, nil
-	}
-	return "", nil
-}
-
 // disable disables an enabled endpoint on the engine's behalf, as a
 // customer's PATCH would (its pending deliveries end failed, nothing is
 // lost), with the reason and the moment, audited as the system's. It
@@ -141,20 +125,14 @@ func (a *App) endpointAccount(ctx context.Context, ep *webhooks.Endpoint) (strin
 func (a *App) disable(ctx context.Context, ep *webhooks.Endpoint, account string, c Caller, reason string, now time.Time) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint
 	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
-		if err := tx.LockRoutes(ctx, routesOwner(ep)); err != nil {
-			return err
-		}
-		cur, err := tx.LockEndpoint(ctx, ep.ID)
+		cur, err := lockForChange(ctx, tx, ep)
 		if err != nil || !cur.Enabled() {
 			return err
 		}
 		e := *cur
 		e.Disable(reason, now)
 		e.Updated = now
-		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
-			return err
-		}
-		if err := tx.EndPending(ctx, e.ID, webhooks.ReasonEndpointDisabled, now); err != nil {
+		if err := saveEndpoint(ctx, tx, cur, &e, now); err != nil {
 			return err
 		}
 		out = &e

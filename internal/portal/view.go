@@ -369,7 +369,7 @@ type DeliveryRow struct {
 func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, last *webhooks.Attempt, now time.Time) DeliveryRow {
 	r := DeliveryRow{
 		ID: d.ID, Link: deliveryPath(d.EndpointID, d.ID), EventID: d.EventID, EventType: d.EventType,
-		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.ScheduleFactor > 1, State: stateView(d), Attempts: d.AttemptCount,
+		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.Rehearsal(), State: stateView(d), Attempts: d.AttemptCount,
 		Next: nextText(d, scope, now), Created: timeView(d.Created, now), ReplayOf: d.ReplayOf,
 	}
 	if d.AttemptCount == 0 {
