@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -77,13 +78,20 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 		about.FailureStreak, about.FailingSince = st.Length, st.Since
 		return about
 	}
-	if h.Recovered != nil {
-		if err := emit(webhooks.EventEndpointRecovered, during(h.Recovered), webhooks.OperationalObject{LastAttempt: last}); err != nil {
-			return err
-		}
+	// In the order the attempts made them: a batch may end an episode and
+	// begin the next, or begin one and end it.
+	streaks := []struct {
+		typ string
+		st  *webhooks.Streak
+	}{{webhooks.EventEndpointRecovered, h.Recovered}, {webhooks.EventEndpointFailing, h.Failing}}
+	if h.FailingFirst {
+		slices.Reverse(streaks)
 	}
-	if h.Failing != nil {
-		if err := emit(webhooks.EventEndpointFailing, during(h.Failing), webhooks.OperationalObject{LastAttempt: last}); err != nil {
+	for _, s := range streaks {
+		if s.st == nil {
+			continue
+		}
+		if err := emit(s.typ, during(s.st), webhooks.OperationalObject{LastAttempt: last}); err != nil {
 			return err
 		}
 	}
