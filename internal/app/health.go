@@ -96,19 +96,14 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 		}
 	}
 	if exhausted && notify {
-		d, err := a.cfg.Store.FindDelivery(ctx, r.Attempt.DeliveryID)
+		target, err := a.exhaustedDelivery(ctx, r.Attempt.DeliveryID)
 		if err != nil {
 			return err
 		}
-		target := &webhooks.OperationalTarget{ID: d.ID, EventID: d.EventID, EventType: d.EventType, AttemptCount: d.AttemptCount}
-		if d.Reason != "" {
-			target.Reason = &d.Reason
-		}
-		if d.LastResponseStatus != 0 {
-			target.LastResponseStatus = &d.LastResponseStatus
-		}
-		if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
-			return err
+		if target != nil {
+			if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
+				return err
+			}
 		}
 	}
 	if reason != "" && ep.Enabled() {
@@ -124,6 +119,28 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 		}
 	}
 	return a.registerOperational(ctx, events)
+}
+
+// exhaustedDelivery describes the delivery id for its
+// webhook_delivery.exhausted, or returns nil if it is not
+// failed_permanently. An attempt's record says so when the attempt asked
+// for it, which the store may not have done: it drops a record whose
+// claim lapsed (another worker has the delivery), and keeps the end of a
+// delivery whose endpoint was disabled or deleted while the attempt was
+// in flight (Transition.OverridesEnd).
+func (a *App) exhaustedDelivery(ctx context.Context, id string) (*webhooks.OperationalTarget, error) {
+	d, err := a.cfg.Store.FindDelivery(ctx, id)
+	if err != nil || d.Status != webhooks.DeliveryFailedPermanently {
+		return nil, err
+	}
+	target := &webhooks.OperationalTarget{ID: d.ID, EventID: d.EventID, EventType: d.EventType, AttemptCount: d.AttemptCount}
+	if d.Reason != "" {
+		target.Reason = &d.Reason
+	}
+	if d.LastResponseStatus != 0 {
+		target.LastResponseStatus = &d.LastResponseStatus
+	}
+	return target, nil
 }
 
 // disable disables an enabled endpoint on the engine's behalf, as a

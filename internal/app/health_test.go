@@ -61,6 +61,13 @@ func (f *healthFixture) attempts(statuses ...int) {
 		}
 		records = append(records, storetest.NewRecord(c, t0, status, tr))
 	}
+	f.record(records...)
+}
+
+// record stores a batch of records, as the engine does, and hands them to
+// the observer: all of them, whatever the store did with each.
+func (f *healthFixture) record(records ...*webhooks.AttemptRecord) {
+	f.t.Helper()
 	if err := f.st.RecordAttempts(f.t.Context(), records); err != nil {
 		f.t.Fatal(err)
 	}
@@ -112,6 +119,62 @@ func TestObserveAttempts_Order(t *testing.T) {
 			f.attempts(tc.statuses...)
 			if got := f.opEvents(); !slices.Equal(got, tc.want) {
 				t.Errorf("operational events: got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestObserveAttempts_Exhausted: webhook_delivery.exhausted fires for a
+// delivery the store ended failed_permanently, and not for one whose
+// record asked for that but was not stored so (SPEC 14): its endpoint was
+// disabled while the attempt was in flight (the delivery stays failed,
+// endpoint_disabled), or its claim lapsed and another worker has it
+// (pending). The observer gets every record of the batch either way.
+func TestObserveAttempts_Exhausted(t *testing.T) {
+	exhaust := webhooks.Transition{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonNonRetryableStatus}
+	for _, tc := range []struct {
+		name string
+		// attempt makes the attempt on d, due at t0, and returns its
+		// record, which says failed_permanently.
+		attempt func(f *healthFixture, d *webhooks.Delivery) *webhooks.AttemptRecord
+		status  string // the delivery's, as stored
+		want    int    // exhausted events
+	}{
+		{name: "failed permanently", status: webhooks.DeliveryFailedPermanently, want: 1,
+			attempt: func(f *healthFixture, d *webhooks.Delivery) *webhooks.AttemptRecord {
+				return storetest.NewRecord(storetest.MustClaimOne(f.t, f.st, d.ID, t0), t0, 422, exhaust)
+			}},
+		{name: "disabled during the attempt", status: webhooks.DeliveryFailed,
+			attempt: func(f *healthFixture, d *webhooks.Delivery) *webhooks.AttemptRecord {
+				c := storetest.MustClaimOne(f.t, f.st, d.ID, t0)
+				off := webhooks.EndpointDisabled
+				if _, err := f.a.UpdateEndpoint(f.t.Context(), app.Admin(), app.EndpointRef{ID: f.ep.ID}, webhooks.EndpointUpdate{Status: &off}); err != nil {
+					f.t.Fatal(err)
+				}
+				return storetest.NewRecord(c, t0, 422, exhaust)
+			}},
+		{name: "claim lapsed", status: webhooks.DeliveryPending,
+			attempt: func(f *healthFixture, d *webhooks.Delivery) *webhooks.AttemptRecord {
+				c := storetest.MustClaimOne(f.t, f.st, d.ID, t0)
+				storetest.MustClaimOne(f.t, f.st, d.ID, t0.Add(2*time.Minute)) // after the lease
+				return storetest.NewRecord(c, t0, 422, exhaust)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newHealthFixture(t)
+			d := f.delivery()
+			f.record(tc.attempt(f, d))
+			if got := storetest.MustFindDelivery(t, f.st, d.ID).Status; got != tc.status {
+				t.Fatalf("delivery status: got %s, want %s", got, tc.status)
+			}
+			var n int
+			for _, typ := range f.opEvents() {
+				if typ == webhooks.EventDeliveryExhausted {
+					n++
+				}
+			}
+			if n != tc.want {
+				t.Errorf("exhausted events: got %d, want %d", n, tc.want)
 			}
 		})
 	}
