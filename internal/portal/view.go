@@ -104,6 +104,10 @@ type StateView struct {
 
 func stateView(d *webhooks.Delivery) StateView {
 	s := StateView{Status: d.Status, Reason: reasonText(d.Reason)}
+	if d.Reason == webhooks.ReasonScheduleExhausted && d.Rehearsal() {
+		// Its schedule was compressed: the attempts took minutes, not days.
+		s.Reason = "All automatic attempts failed, on an outage rehearsal's schedule compressed into about ten minutes."
+	}
 	switch d.Status {
 	case webhooks.DeliveryPending:
 		s.Label, s.Class = "Pending", "pending"
