@@ -71,6 +71,10 @@ var ResendableStatuses = []string{DeliveryFailed, DeliveryFailedPermanently}
 // Resendable reports whether a delivery may be sent again by hand.
 func (d *Delivery) Resendable() bool { return slices.Contains(ResendableStatuses, d.Status) }
 
+// Rehearsal reports whether the delivery is an outage rehearsal's (SPEC
+// 17): its schedule is compressed.
+func (d *Delivery) Rehearsal() bool { return d.ScheduleFactor > 1 }
+
 // Outcome is how an attempt ended.
 type Outcome int
 

@@ -46,13 +46,17 @@ const DefaultDisableAfter = 5 * 24 * time.Hour
 // streak's length after the batch, begun at FailingSince (zero when After
 // is 0). Failing is the streak that reached FailingAfter in the batch, as
 // it was then; Recovered the longest one of FailingAfter or more that a
-// 2xx ended in it (nil when none did).
+// 2xx ended in it (nil when none did). FailingFirst, when both are set,
+// says Failing reached FailingAfter before the 2xx that ended Recovered
+// (the batch began an episode and ended it); otherwise that 2xx came
+// first (it ended an episode, and a new one began).
 type Health struct {
 	EndpointID   string
 	After        int
 	FailingSince time.Time
 	Failing      *Streak
 	Recovered    *Streak
+	FailingFirst bool
 }
 
 // Streak is a run of failed attempts in a row to an endpoint.
@@ -223,11 +227,15 @@ func (s StreakStep) Trailing() (int, time.Time) {
 func (s StreakStep) Apply(old int, oldSince time.Time) Health {
 	h := Health{EndpointID: s.EndpointID}
 	run := Streak{Length: old, Since: oldSince}
-	for _, o := range s.outcomes {
+	// Where in the batch Failing and Recovered were set: its attempts may
+	// all have started at one moment, so their times cannot tell which
+	// came first.
+	failingAt, recoveredAt := -1, -1
+	for i, o := range s.outcomes {
 		if o.ok {
 			if run.Length >= FailingAfter && (h.Recovered == nil || run.Length > h.Recovered.Length) {
 				ended := run
-				h.Recovered = &ended
+				h.Recovered, recoveredAt = &ended, i
 			}
 			run = Streak{}
 			continue
@@ -238,9 +246,10 @@ func (s StreakStep) Apply(old int, oldSince time.Time) Health {
 		run.Length++
 		if run.Length == FailingAfter {
 			failing := run
-			h.Failing = &failing
+			h.Failing, failingAt = &failing, i
 		}
 	}
 	h.After, h.FailingSince = run.Length, run.Since
+	h.FailingFirst = h.Failing != nil && h.Recovered != nil && failingAt < recoveredAt
 	return h
 }

@@ -35,6 +35,7 @@ func TestStreakStep_Apply(t *testing.T) {
 		since                  time.Time
 		failing, recovered     int // lengths, 0 for none
 		failingAt, recoveredAt time.Time
+		failingFirst           bool
 	}{
 		{name: "healthy", ok: []bool{S, S}},
 		{name: "three failures", ok: []bool{F, F, F}, after: 3, since: t0},
@@ -43,12 +44,15 @@ func TestStreakStep_Apply(t *testing.T) {
 		{name: "past the fourth: no new episode", old: 4, ok: []bool{F, F}, after: 6, since: before},
 		{name: "a 2xx ends a failing streak", old: 5, ok: []bool{S}, recovered: 5, recoveredAt: before},
 		{name: "failing and recovered in one batch", old: 3, ok: []bool{F, S, F}, after: 1, since: t0.Add(2 * time.Minute),
-			failing: 4, failingAt: before, recovered: 4, recoveredAt: before},
+			failing: 4, failingAt: before, recovered: 4, recoveredAt: before, failingFirst: true},
 		// Each run is short: nothing fires, however many failures the
 		// batch holds in all.
 		{name: "flapping", ok: []bool{F, F, S, F, F, S, F}, after: 1, since: t0.Add(6 * time.Minute)},
 		{name: "a new episode after a 2xx", old: 5, ok: []bool{S, F, F, F, F}, after: 4, since: t0.Add(time.Minute),
 			failing: 4, failingAt: t0.Add(time.Minute), recovered: 5, recoveredAt: before},
+		// The second episode's failing comes after the first's 2xx.
+		{name: "two episodes in one batch", ok: []bool{F, F, F, F, S, F, F, F, F}, after: 4, since: t0.Add(5 * time.Minute),
+			failing: 4, failingAt: t0.Add(5 * time.Minute), recovered: 4, recoveredAt: t0},
 	} {
 		steps := StreakSteps(batch(t0, tc.ok...))
 		if len(steps) != 1 || steps[0].Last != len(tc.ok)-1 {
@@ -65,6 +69,9 @@ func TestStreakStep_Apply(t *testing.T) {
 		}
 		check("failing", h.Failing, tc.failing, tc.failingAt)
 		check("recovered", h.Recovered, tc.recovered, tc.recoveredAt)
+		if h.FailingFirst != tc.failingFirst {
+			t.Errorf("%s: FailingFirst %t, want %t", tc.name, h.FailingFirst, tc.failingFirst)
+		}
 		// What a store that adds in SQL computes agrees with the fold.
 		n, first := steps[0].Trailing()
 		want := tc.old + n

@@ -59,8 +59,10 @@ func (p RetryPolicy) Scaled(factor int) RetryPolicy {
 const RehearsalLength = 10 * time.Minute
 
 // RehearsalFactor is what an outage rehearsal divides the policy's waits
-// by, so that its whole schedule, jitter included, ends within
-// RehearsalLength: 1 when it does already.
+// by, so that its whole schedule, jitter included, lasts about
+// RehearsalLength: no longer, but for the floor of a second Scaled puts
+// under each wait, which may add about a second a wait (with the default
+// schedule, 10 min 2 s at most); 1 when it fits already.
 func (p RetryPolicy) RehearsalFactor() int {
 	return max(1, int((p.Length()+RehearsalLength-1)/RehearsalLength))
 }

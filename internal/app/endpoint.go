@@ -89,18 +89,32 @@ func (a *App) Endpoint(ctx context.Context, c Caller, ref EndpointRef) (*OwnedEn
 		// The portal names endpoints without an owner: a platform endpoint
 		// is none of an account's.
 		return nil, webhooks.NotFound("webhook endpoint")
-	case ep.Scope == webhooks.ScopeAccount:
-		accountID = ep.AccountID
 	default:
-		if co, err = a.cfg.Store.FindCompany(ctx, ep.CompanyID); err != nil {
+		if accountID, co, err = a.endpointAccount(ctx, ep); err != nil {
 			return nil, err
 		}
-		accountID = co.AccountID
 	}
 	if ep.Scope != webhooks.ScopePlatform && !c.canSee(accountID) {
 		return nil, webhooks.NotFound("webhook endpoint")
 	}
 	return &OwnedEndpoint{Endpoint: ep, OwnerAccount: accountID, Company: co}, nil
+}
+
+// endpointAccount returns the account an endpoint belongs to, which its
+// changes are audited under: its own, or its company's (with the
+// company), or none for a platform endpoint.
+func (a *App) endpointAccount(ctx context.Context, ep *webhooks.Endpoint) (string, *webhooks.Company, error) {
+	switch ep.Scope {
+	case webhooks.ScopeAccount:
+		return ep.AccountID, nil, nil
+	case webhooks.ScopeCompany:
+		co, err := a.cfg.Store.FindCompany(ctx, ep.CompanyID)
+		if err != nil {
+			return "", nil, err
+		}
+		return co.AccountID, co, nil
+	}
+	return "", nil, nil
 }
 
 // ListEndpoints lists an owner's endpoints, newest first.
@@ -240,7 +254,7 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
 		// Apply again to the endpoint as it is now: another change may
 		// have committed since it was read.
-		old, err := a.lockForChange(ctx, tx, oe)
+		old, err := lockForChange(ctx, tx, oe.Endpoint)
 		if err != nil {
 			return err
 		}
@@ -258,18 +272,11 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 		case !old.Enabled() && e.Enabled():
 			e.Enable()
 		}
-		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
+		if err := saveEndpoint(ctx, tx, old, &e, now); err != nil {
 			return err
 		}
 		for _, action := range webhooks.EndpointChangeActions(old, &e) {
 			if err := insertAudit(ctx, tx, c.audit(oe.OwnerAccount, action, webhooks.TargetEndpoint, e.ID, now)); err != nil {
-				return err
-			}
-		}
-		if old.Enabled() && !e.Enabled() {
-			// Nothing is lost while it is off: what it would receive gets a
-			// failed delivery, which recover sends once it is on again.
-			if err := tx.EndPending(ctx, e.ID, webhooks.ReasonEndpointDisabled, now); err != nil {
 				return err
 			}
 		}
@@ -308,11 +315,25 @@ func (a *App) announceStatus(ctx context.Context, c Caller, e *webhooks.Endpoint
 // lockForChange locks an endpoint this transaction changes in a way that
 // routing sees (its subscriptions, its status, its deletion): its owner's
 // routes first, then the endpoint.
-func (a *App) lockForChange(ctx context.Context, tx Tx, oe *OwnedEndpoint) (*webhooks.Endpoint, error) {
-	if err := tx.LockRoutes(ctx, routesOwner(oe.Endpoint)); err != nil {
+func lockForChange(ctx context.Context, tx Tx, ep *webhooks.Endpoint) (*webhooks.Endpoint, error) {
+	if err := tx.LockRoutes(ctx, routesOwner(ep)); err != nil {
 		return nil, err
 	}
-	return tx.LockEndpoint(ctx, oe.ID)
+	return tx.LockEndpoint(ctx, ep.ID)
+}
+
+// saveEndpoint writes e, which was old when lockForChange locked it. If
+// the change disables it, its pending deliveries end failed: nothing is
+// lost while it is off, since they and what it would receive meanwhile
+// are failed deliveries, which recover sends once it is on again.
+func saveEndpoint(ctx context.Context, tx Tx, old, e *webhooks.Endpoint, now time.Time) error {
+	if err := tx.UpdateEndpoint(ctx, e); err != nil {
+		return err
+	}
+	if old.Enabled() && !e.Enabled() {
+		return tx.EndPending(ctx, e.ID, webhooks.ReasonEndpointDisabled, now)
+	}
+	return nil
 }
 
 // routesOwner is the key of the routes an endpoint is part of (see
@@ -336,7 +357,7 @@ func (a *App) DeleteEndpoint(ctx context.Context, c Caller, ref EndpointRef) err
 	}
 	now := a.cfg.Now()
 	return a.cfg.Store.InTx(ctx, func(tx Tx) error {
-		if _, err := a.lockForChange(ctx, tx, oe); err != nil {
+		if _, err := lockForChange(ctx, tx, oe.Endpoint); err != nil {
 			return err
 		}
 		if err := tx.DeleteEndpoint(ctx, oe.ID, now); err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -54,7 +55,7 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 	} else if err != nil {
 		return err
 	}
-	account, err := a.endpointAccount(ctx, ep)
+	account, _, err := a.endpointAccount(ctx, ep)
 	if err != nil {
 		return err
 	}
@@ -77,30 +78,32 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 		about.FailureStreak, about.FailingSince = st.Length, st.Since
 		return about
 	}
-	if h.Recovered != nil {
-		if err := emit(webhooks.EventEndpointRecovered, during(h.Recovered), webhooks.OperationalObject{LastAttempt: last}); err != nil {
-			return err
-		}
+	// In the order the attempts made them: a batch may end an episode and
+	// begin the next, or begin one and end it.
+	streaks := []struct {
+		typ string
+		st  *webhooks.Streak
+	}{{webhooks.EventEndpointRecovered, h.Recovered}, {webhooks.EventEndpointFailing, h.Failing}}
+	if h.FailingFirst {
+		slices.Reverse(streaks)
 	}
-	if h.Failing != nil {
-		if err := emit(webhooks.EventEndpointFailing, during(h.Failing), webhooks.OperationalObject{LastAttempt: last}); err != nil {
+	for _, s := range streaks {
+		if s.st == nil {
+			continue
+		}
+		if err := emit(s.typ, during(s.st), webhooks.OperationalObject{LastAttempt: last}); err != nil {
 			return err
 		}
 	}
 	if exhausted && notify {
-		d, err := a.cfg.Store.FindDelivery(ctx, r.Attempt.DeliveryID)
+		target, err := a.exhaustedDelivery(ctx, r.Attempt.DeliveryID)
 		if err != nil {
 			return err
 		}
-		target := &webhooks.OperationalTarget{ID: d.ID, EventID: d.EventID, EventType: d.EventType, AttemptCount: d.AttemptCount}
-		if d.Reason != "" {
-			target.Reason = &d.Reason
-		}
-		if d.LastResponseStatus != 0 {
-			target.LastResponseStatus = &d.LastResponseStatus
-		}
-		if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
-			return err
+		if target != nil {
+			if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
+				return err
+			}
 		}
 	}
 	if reason != "" && ep.Enabled() {
@@ -118,20 +121,26 @@ func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
 	return a.registerOperational(ctx, events)
 }
 
-// endpointAccount returns the account an endpoint's changes are audited
-// under: its own, its company's, or none for a platform endpoint.
-func (a *App) endpointAccount(ctx context.Context, ep *webhooks.Endpoint) (string, error) {
-	switch ep.Scope {
-	case webhooks.ScopeAccount:
-		return ep.AccountID, nil
-	case webhooks.ScopeCompany:
-		co, err := a.cfg.Store.FindCompany(ctx, ep.CompanyID)
-		if err != nil {
-			return "", err
-		}
-		return co.AccountID, nil
+// exhaustedDelivery describes the delivery id for its
+// webhook_delivery.exhausted, or returns nil if it is not
+// failed_permanently. An attempt's record says so when the attempt asked
+// for it, which the store may not have done: it drops a record whose
+// claim lapsed (another worker has the delivery), and keeps the end of a
+// delivery whose endpoint was disabled or deleted while the attempt was
+// in flight (Transition.OverridesEnd).
+func (a *App) exhaustedDelivery(ctx context.Context, id string) (*webhooks.OperationalTarget, error) {
+	d, err := a.cfg.Store.FindDelivery(ctx, id)
+	if err != nil || d.Status != webhooks.DeliveryFailedPermanently {
+		return nil, err
 	}
-	return "", nil
+	target := &webhooks.OperationalTarget{ID: d.ID, EventID: d.EventID, EventType: d.EventType, AttemptCount: d.AttemptCount}
+	if d.Reason != "" {
+		target.Reason = &d.Reason
+	}
+	if d.LastResponseStatus != 0 {
+		target.LastResponseStatus = &d.LastResponseStatus
+	}
+	return target, nil
 }
 
 // disable disables an enabled endpoint on the engine's behalf, as a
@@ -141,20 +150,14 @@ func (a *App) endpointAccount(ctx context.Context, ep *webhooks.Endpoint) (strin
 func (a *App) disable(ctx context.Context, ep *webhooks.Endpoint, account string, c Caller, reason string, now time.Time) (*webhooks.Endpoint, error) {
 	var out *webhooks.Endpoint
 	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
-		if err := tx.LockRoutes(ctx, routesOwner(ep)); err != nil {
-			return err
-		}
-		cur, err := tx.LockEndpoint(ctx, ep.ID)
+		cur, err := lockForChange(ctx, tx, ep)
 		if err != nil || !cur.Enabled() {
 			return err
 		}
 		e := *cur
 		e.Disable(reason, now)
 		e.Updated = now
-		if err := tx.UpdateEndpoint(ctx, &e); err != nil {
-			return err
-		}
-		if err := tx.EndPending(ctx, e.ID, webhooks.ReasonEndpointDisabled, now); err != nil {
+		if err := saveEndpoint(ctx, tx, cur, &e, now); err != nil {
 			return err
 		}
 		out = &e

@@ -107,7 +107,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	actx, cancel := context.WithTimeout(ctx, e.cfg.AttemptTimeout)
 	defer cancel()
 	outcome := webhooks.OutcomeRetry
-	var retryAfter time.Duration
+	var asked time.Duration // what a Retry-After asks; 0 when none
 	req, err := NewRequest(actx, d, c.Endpoint, started)
 	if err == nil {
 		var resp *http.Response
@@ -115,7 +115,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 		if err == nil {
 			outcome = webhooks.ClassifyStatus(resp.StatusCode)
 			a.ResponseStatus = resp.StatusCode
-			retryAfter, _ = RetryAfter(resp.StatusCode, resp.Header.Get("Retry-After"), started)
+			asked = retryAfter(resp.StatusCode, resp.Header.Get("Retry-After"), started)
 			body, rerr := io.ReadAll(io.LimitReader(resp.Body, webhooks.MaxResponseRead))
 			resp.Body.Close()
 			a.ResponseBody = string(body[:min(len(body), webhooks.MaxResponseKept)])
@@ -146,8 +146,8 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	a.Duration = end.Sub(started)
 	e.cfg.Metrics.Attempted(outcome, a)
 	t := e.cfg.Policy.Scaled(d.ScheduleFactor).After(a.Number, d.Manual, outcome, end, e.cfg.Random())
-	if retryAfter > 0 {
-		t = t.NotBefore(end.Add(retryAfter))
+	if asked > 0 {
+		t = t.NotBefore(end.Add(asked))
 	}
 	if outcome != webhooks.OutcomeDelivered {
 		e.cfg.Logger.Info("delivery: attempt failed",
@@ -159,34 +159,34 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	return rec
 }
 
-// RetryAfter reads the Retry-After header of a 429 or 503 answer (SPEC
+// retryAfter reads the Retry-After header of a 429 or 503 answer (SPEC
 // 14): delay-seconds or an HTTP date, capped at webhooks.MaxRetryAfter. It
-// reports false for any other status, and for a value that is missing,
+// returns 0 for any other status, and for a value that is missing,
 // malformed or not in the future.
-func RetryAfter(status int, value string, now time.Time) (time.Duration, bool) {
+func retryAfter(status int, value string, now time.Time) time.Duration {
 	if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable {
-		return 0, false
+		return 0
 	}
 	value = strings.TrimSpace(value)
 	if value == "" {
-		return 0, false
+		return 0
 	}
 	max := webhooks.MaxRetryAfter
 	if n, err := strconv.ParseInt(value, 10, 64); err == nil {
 		if n <= 0 {
-			return 0, false
+			return 0
 		}
 		// Compared in seconds: a huge value would overflow a Duration.
 		if n >= int64(max/time.Second) {
-			return max, true
+			return max
 		}
-		return time.Duration(n) * time.Second, true
+		return time.Duration(n) * time.Second
 	}
 	t, err := http.ParseTime(value)
 	if err != nil || !t.After(now) {
-		return 0, false
+		return 0
 	}
-	return min(t.Sub(now), max), true
+	return min(t.Sub(now), max)
 }
 
 // describe says why an attempt got no usable answer, without the URL: an

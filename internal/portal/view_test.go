@@ -167,6 +167,29 @@ func TestHealth_Text(t *testing.T) {
 	}
 }
 
+// A delivery whose schedule ran out says how long it was retried: an
+// outage rehearsal's compressed schedule took minutes, not days.
+func TestStateView_Exhausted(t *testing.T) {
+	exhausted := webhooks.Delivery{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonScheduleExhausted}
+	rehearsal := exhausted
+	rehearsal.ScheduleFactor = webhooks.DefaultRetryPolicy().RehearsalFactor()
+	refused := rehearsal
+	refused.Reason = webhooks.ReasonNonRetryableStatus
+	for _, tc := range []struct {
+		name      string
+		d         webhooks.Delivery
+		want, not string
+	}{
+		{"on the schedule", exhausted, "4½ days", "minutes"},
+		{"a rehearsal", rehearsal, "about ten minutes", "days"},
+		{"a rehearsal refused", refused, "4xx", "minutes"},
+	} {
+		if got := stateView(&tc.d).Reason; !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+			t.Errorf("%s: reason %q, want it to say %q and not %q", tc.name, got, tc.want, tc.not)
+		}
+	}
+}
+
 // A pending delivery after a failed attempt is retrying; before its
 // first, or while a send by hand waits for its attempt, it is pending.
 func TestStateView_Retrying(t *testing.T) {
