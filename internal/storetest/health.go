@@ -89,6 +89,28 @@ func testHealth(t *testing.T, open func(t *testing.T) Store) {
 				if h := last(r, e); h == nil || h.Recovered == nil || h.Recovered.Length != 5 || !h.Recovered.Since.Equal(at(time.Minute)) {
 					t.Errorf("the 2xx: health %+v, want recovered from 5 failures since the first", h)
 				}
+
+				// A 2xx between failures in one batch: the streak after it is
+				// the failures that follow it alone (the batch resets the
+				// streak and adds to it), and the one before it recovered.
+				record(at(4*time.Hour), map[*webhooks.Endpoint][]int{e: {500, 500, 500, 500}})
+				check("failing again", e, 4, at(4*time.Hour))
+				r = record(at(5*time.Hour), map[*webhooks.Endpoint][]int{e: {500, 200, 500}})
+				var want webhooks.Health
+				for _, st := range webhooks.StreakSteps(r) {
+					if st.EndpointID == e.ID {
+						want = st.Apply(4, at(4*time.Hour))
+					}
+				}
+				if want.After != 1 || !want.FailingSince.Equal(at(5*time.Hour)) || want.Recovered == nil || want.Recovered.Length != 5 {
+					t.Fatalf("StreakStep.Apply of 500, 200, 500 after 4 failures: %+v, want 1 failure since the batch, recovered from 5", want)
+				}
+				check("500, 200, 500 in one batch", e, want.After, want.FailingSince)
+				h := last(r, e)
+				if h == nil || h.After != want.After || !h.FailingSince.Equal(want.FailingSince) || h.Failing != nil ||
+					h.Recovered == nil || h.Recovered.Length != want.Recovered.Length || !h.Recovered.Since.Equal(want.Recovered.Since) {
+					t.Errorf("500, 200, 500 in one batch: health %+v, want %+v (recovered %+v)", h, want, want.Recovered)
+				}
 			})
 		}
 	})

@@ -64,12 +64,32 @@ func testRetrying(t *testing.T, open func(t *testing.T) Store) {
 				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryPending, N: 1},
 			}
 			byBucket := func(a, b webhooks.DeliveryCount) int {
-				return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.Bucket, b.Bucket))
+				return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.Bucket, b.Bucket), strings.Compare(a.Status, b.Status))
 			}
 			slices.SortFunc(counts, byBucket)
 			slices.SortFunc(wantCounts, byBucket)
 			if !slices.Equal(counts, wantCounts) {
 				t.Errorf("counts: got %+v, want %+v", counts, wantCounts)
+			}
+
+			// The states of the same window, which the retrying are a part
+			// of: every state, pending ever attempted or not.
+			states, err := s.CountDeliveries(t.Context(), []string{failing.ID, answering.ID, down.ID, quiet.ID}, t0, time.Hour)
+			if err != nil {
+				t.Fatalf("CountDeliveries: %v", err)
+			}
+			wantStates := []webhooks.DeliveryCount{
+				{EndpointID: answering.ID, Bucket: 0, Status: webhooks.DeliveryDelivered, N: 1},
+				{EndpointID: down.ID, Bucket: 0, Status: webhooks.DeliveryPending, N: 1},
+				{EndpointID: failing.ID, Bucket: 0, Status: webhooks.DeliveryPending, N: 1},
+				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryPending, N: 2},
+				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryDelivered, N: 1},
+				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryFailedPermanently, N: 1},
+			}
+			slices.SortFunc(states, byBucket)
+			slices.SortFunc(wantStates, byBucket)
+			if !slices.Equal(states, wantStates) {
+				t.Errorf("states: got %+v, want %+v", states, wantStates)
 			}
 		})
 
