@@ -125,6 +125,12 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, err
 	}
+	// However the claim ends, at the last round or early when it is full,
+	// the records' health follows its commit.
+	commit := func(b *pgx.Batch) {
+		b.Queue(`COMMIT`)
+		queueHealth(b, r.Records)
+	}
 	// Rounds: claim the candidates within the caps and park what exceeds
 	// them; while the batch has room and the due index has more (a chunk
 	// all of endpoints at their cap, say), read on.
@@ -136,8 +142,7 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 		}
 		cands = nil
 		if !more {
-			b.Queue(`COMMIT`)
-			queueHealth(&b, r.Records)
+			commit(&b)
 		}
 		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 			return nil, err
@@ -146,8 +151,12 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 			return claims, nil
 		}
 		if len(claims) >= r.Limit {
-			_, err := conn.Exec(ctx, `COMMIT`)
-			return claims, err
+			b = pgx.Batch{}
+			commit(&b)
+			if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+				return nil, err
+			}
+			return claims, nil
 		}
 		// Past the first chunk, read whole chunks: this is a backlog.
 		chunk = claimChunk
