@@ -55,9 +55,11 @@ type Store interface {
 	// ListEventDeliveries returns the deliveries of the events to the
 	// endpoints, oldest first, without their bodies.
 	ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error)
-	// CountRetrying counts the endpoints' deliveries being retried
-	// (pending after at least one failed attempt) created at or after
-	// since, as CountDeliveries does (Status is pending). Reads no body.
+	// CountRetrying counts the endpoints' deliveries being retried on the
+	// schedule (pending after at least one failed attempt, and not sent by
+	// hand: a manual retry under way is pending, not retrying, as the
+	// portal shows a delivery) created at or after since, as
+	// CountDeliveries does (Status is pending). Reads no body.
 	CountRetrying(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error)
 	// LastAttempts returns the last attempt of each of the deliveries
 	// that has one, without its response body.

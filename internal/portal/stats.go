@@ -16,8 +16,9 @@ const (
 )
 
 // Stats are an endpoint's deliveries of the last 24 hours by outcome.
-// Pending counts only those not attempted yet: a pending delivery with a
-// failed attempt is being retried, and counts as failing (Health).
+// Pending counts those not attempted yet and the sends by hand under way:
+// any other pending delivery has failed an attempt and is being retried on
+// the schedule, and counts as failing (Health).
 type Stats struct {
 	Delivered, Failed, Pending int
 	Health
@@ -27,7 +28,8 @@ type Stats struct {
 // Health is what an endpoint's deliveries being retried say of it now.
 type Health struct {
 	// Retrying counts the deliveries of the last 24 hours being retried:
-	// pending after at least one failed attempt.
+	// pending after at least one failed attempt, not sent by hand (see
+	// retrying).
 	Retrying int
 	// FailingSince is when the endpoint's attempts began to fail, while
 	// they still fail (zero when they do not).

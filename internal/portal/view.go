@@ -128,7 +128,8 @@ func stateView(d *webhooks.Delivery) StateView {
 
 // retrying reports whether a delivery is being retried: pending, after a
 // failed attempt, for the schedule's next (a send by hand under way is
-// not a retry of the schedule's).
+// not a retry of the schedule's). The stores' CountRetrying counts by the
+// same rule.
 func retrying(d *webhooks.Delivery) bool {
 	return d.Status == webhooks.DeliveryPending && d.AttemptCount > 0 && !d.Manual
 }

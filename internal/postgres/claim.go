@@ -125,6 +125,12 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, err
 	}
+	// However the claim ends, at the last round or early when it is full,
+	// the records' health follows its commit.
+	commit := func(b *pgx.Batch) {
+		b.Queue(`COMMIT`)
+		queueHealth(b, r.Records)
+	}
 	// Rounds: claim the candidates within the caps and park what exceeds
 	// them; while the batch has room and the due index has more (a chunk
 	// all of endpoints at their cap, say), read on.
@@ -136,8 +142,7 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 		}
 		cands = nil
 		if !more {
-			b.Queue(`COMMIT`)
-			queueHealth(&b, r.Records)
+			commit(&b)
 		}
 		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
 			return nil, err
@@ -146,8 +151,12 @@ func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimReques
 			return claims, nil
 		}
 		if len(claims) >= r.Limit {
-			_, err := conn.Exec(ctx, `COMMIT`)
-			return claims, err
+			b = pgx.Batch{}
+			commit(&b)
+			if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+				return nil, err
+			}
+			return claims, nil
 		}
 		// Past the first chunk, read whole chunks: this is a backlog.
 		chunk = claimChunk
@@ -311,9 +320,10 @@ func queueEngineSettings(b *pgx.Batch) {
 // qLazyCommit makes the rest of a transaction commit without waiting for
 // the WAL flush. Only transactions whose last commits a database crash may
 // lose at no cost commit so: the engine's bookkeeping (claims, attempt
-// records), where a lost one repeats an attempt and never loses an event,
-// and the purge, which a lost one makes again. They then no longer wait
-// for the disk.
+// records and the streaks they make, deferrals), where a lost one repeats
+// an attempt, leaves a streak a batch behind or a claim to lapse, and
+// never loses an event, and the purge, which a lost one makes again. They
+// then no longer wait for the disk.
 const qLazyCommit = `SELECT set_config('synchronous_commit', 'off', true)`
 
 // lazyCommit runs qLazyCommit in tx.
@@ -386,10 +396,14 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 }
 
 // queueHealth queues in b, after the transaction that records records,
-// the statement that applies them to their endpoints' streaks of failures
-// and gives each endpoint's last record its Health (SPEC 14). It is a
-// transaction of its own: it locks endpoint rows, which a change to an
+// the transaction that applies them to their endpoints' streaks of
+// failures and gives each endpoint's last record its Health (SPEC 14). It
+// is a transaction of its own: it locks endpoint rows, which a change to an
 // endpoint locks before its deliveries, the reverse of the record's order.
+// It has the engine's settings, queued in the same batch: a statement
+// queued after a COMMIT alone runs as an implicit transaction with
+// synchronous_commit on (qLazyCommit's setting ends with its transaction),
+// and during an outage every claim and record waited for a WAL flush.
 // Only the endpoints that fail or were failing are locked and written; a
 // healthy endpoint's 2xx changes nothing. (A record whose claim lapsed
 // counts too: its attempt reached the endpoint.)
@@ -407,6 +421,8 @@ func queueHealth(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		ids[i], reset[i], trailing[i], since[i] = st.EndpointID, st.Reset(), int32(tail), timePtr(first)
 		byID[st.EndpointID] = st
 	}
+	b.Queue(`BEGIN`)
+	queueEngineSettings(b)
 	b.Queue(`WITH s AS (
 			SELECT * FROM unnest($1::uuid[], $2::bool[], $3::int[], $4::timestamptz[]) AS s(id, is_reset, tail, since)
 		), old AS (
@@ -434,6 +450,7 @@ func queueHealth(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		}
 		return rows.Err()
 	})
+	b.Queue(`COMMIT`)
 }
 
 // validText makes s storable as text: an attempt's error may quote what a
@@ -477,6 +494,9 @@ func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) 
 		return nil
 	}
 	return s.inTx(ctx, func(tx *txn) error {
+		if err := lazyCommit(ctx, tx); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::timestamptz[]) AS r(id, token, until)
 			), d AS (

@@ -3,10 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -207,5 +210,25 @@ func TestStore_RecordAttempts_Fenced(t *testing.T) {
 	// The body is kept byte for byte; the error, text, is made valid.
 	if a := d.Attempts[0]; a.ResponseStatus != 200 || a.ResponseBody != "\xff\x00binary" || a.Duration != 50*time.Millisecond || a.Error != "quoted \uFFFD\uFFFD" {
 		t.Errorf("attempt: got %+v", a)
+	}
+}
+
+// TestQueueHealth_EngineSettings: the health transaction commits as the
+// engine's others do, without waiting for the WAL flush: its statement is
+// queued between BEGIN, with the engine's settings, and COMMIT. Queued
+// after the record's COMMIT alone, it ran as an implicit transaction of
+// its own, which waited for the flush.
+func TestQueueHealth_EngineSettings(t *testing.T) {
+	rec := &webhooks.AttemptRecord{EndpointID: webhooks.NewID(),
+		Attempt: &webhooks.Attempt{DeliveryID: webhooks.NewID(), StartedAt: t0, ResponseStatus: 500}}
+	var b pgx.Batch
+	queueHealth(&b, []*webhooks.AttemptRecord{rec})
+	var got []string
+	for _, q := range b.QueuedQueries {
+		got = append(got, q.SQL)
+	}
+	if len(got) != 5 || got[0] != `BEGIN` || got[1] != qLazyCommit || got[2] != qIndexOnly ||
+		!strings.Contains(got[3], "UPDATE endpoints") || got[4] != `COMMIT` {
+		t.Errorf("the health batch: got %q, want BEGIN, the engine's settings, the update, COMMIT", got)
 	}
 }

@@ -261,6 +261,13 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 // CountDeliveries implements app.Store. Listing every state lets the
 // endpoint's status index answer alone, without reading the deliveries.
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = ANY ($4::text[])`, webhooks.DeliveryStatuses)
+}
+
+// countDeliveries counts the endpoints' deliveries created at or after
+// since that meet cond, whose args are $4 on, by endpoint, bucket of time
+// (bucket 0 starts at since) and state.
+func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, cond string, condArgs ...any) ([]webhooks.DeliveryCount, error) {
 	if len(endpointIDs) == 0 {
 		return nil, nil
 	}
@@ -269,8 +276,8 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
 		return c, err
 	}, `SELECT endpoint_id::text, floor(extract(epoch FROM created - $2) * 1000 / $3)::int, status, count(*)::int FROM deliveries
-		WHERE endpoint_id = ANY ($1::uuid[]) AND status = ANY ($4::text[]) AND created >= $2
-		GROUP BY 1, 2, 3`, uuids(endpointIDs), ts(since), bucket.Milliseconds(), webhooks.DeliveryStatuses))
+		WHERE endpoint_id = ANY ($1::uuid[]) AND `+cond+` AND created >= $2
+		GROUP BY 1, 2, 3`, append([]any{uuids(endpointIDs), ts(since), bucket.Milliseconds()}, condArgs...)...))
 }
 
 // ListEventDeliveries implements app.Store.

@@ -113,12 +113,19 @@ func (s *Store) registerGroupOn(ctx context.Context, conn *pgx.Conn, group []*re
 	}
 	var version, catalog int64
 	b.Queue(qVersions).QueryRow(func(row pgx.Row) error { return row.Scan(&version, &catalog) })
+	// Registrations of one key share what one of them reads (a route is
+	// never changed once read): a cold group of one company's events
+	// would otherwise read its route once per event.
 	read := map[routeKey]*route{}
 	for i, r := range group {
-		if routes[i] == nil {
+		if routes[i] != nil {
+			continue
+		}
+		k := routeKeyOf(r.ev)
+		if routes[i] = read[k]; routes[i] == nil {
 			routes[i] = &route{}
 			queueRoute(&b, r.ev, routes[i])
-			read[routeKeyOf(r.ev)] = routes[i]
+			read[k] = routes[i]
 		}
 	}
 	if err := conn.SendBatch(ctx, &b).Close(); err != nil {

@@ -33,13 +33,6 @@ func jsonOrNil(t pgtype.Text) []byte {
 	return []byte(t.String)
 }
 
-func jsonText(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return string(b)
-}
-
 func findEventType(ctx context.Context, q querier, name string) (*webhooks.EventType, error) {
 	t, err := scanEventType(q.QueryRow(ctx, `SELECT `+eventTypeCols+` FROM event_types WHERE name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -124,7 +117,7 @@ func (t *txn) FindEventType(ctx context.Context, name string) (*webhooks.EventTy
 func (t *txn) InsertEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.Exec(ctx, `INSERT INTO event_types (name, description, example, schema, archived, created, updated)
 		VALUES ($1, $2, $3::text::json, $4::text::json, $5, $6, $7)`,
-		et.Name, et.Description, jsonText(et.Example), jsonText(et.Schema), et.Archived, ts(et.Created), ts(et.Updated))
+		et.Name, et.Description, nullString(string(et.Example)), nullString(string(et.Schema)), et.Archived, ts(et.Created), ts(et.Updated))
 	return err
 }
 
@@ -132,6 +125,6 @@ func (t *txn) InsertEventType(ctx context.Context, et *webhooks.EventType) error
 func (t *txn) UpdateEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.Exec(ctx, `UPDATE event_types SET description = $2, example = $3::text::json, schema = $4::text::json,
 		archived = $5, created = $6, updated = $7 WHERE name = $1`,
-		et.Name, et.Description, jsonText(et.Example), jsonText(et.Schema), et.Archived, ts(et.Created), ts(et.Updated))
+		et.Name, et.Description, nullString(string(et.Example)), nullString(string(et.Schema)), et.Archived, ts(et.Created), ts(et.Updated))
 	return err
 }

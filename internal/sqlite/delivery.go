@@ -176,6 +176,17 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 // CountDeliveries implements app.Store. Listing every state lets the
 // endpoint's status index answer alone, without reading the deliveries.
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+	statuses := make([]any, len(webhooks.DeliveryStatuses))
+	for i, st := range webhooks.DeliveryStatuses {
+		statuses[i] = st
+	}
+	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status IN (`+placeholders(len(statuses))+`)`, statuses...)
+}
+
+// countDeliveries counts the endpoints' deliveries created at or after
+// since that meet cond, with its args, by endpoint, bucket of time (bucket
+// 0 starts at since) and state.
+func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, cond string, condArgs ...any) ([]webhooks.DeliveryCount, error) {
 	if len(endpointIDs) == 0 {
 		return nil, nil
 	}
@@ -183,16 +194,13 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 	for _, id := range endpointIDs {
 		args = append(args, id)
 	}
-	for _, st := range webhooks.DeliveryStatuses {
-		args = append(args, st)
-	}
-	args = append(args, ms(since))
+	args = append(append(args, condArgs...), ms(since))
 	return read(queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
 		var c webhooks.DeliveryCount
 		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
 		return c, err
 	}, `SELECT endpoint_id, (created - ?) / ?, status, count(*) FROM deliveries
-		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND status IN (`+placeholders(len(webhooks.DeliveryStatuses))+`)
+		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND `+cond+`
 		AND created >= ? GROUP BY 1, 2, 3`, args...))
 }
 

@@ -150,14 +150,11 @@ func (s *Store) commitGroup(group []*registration) {
 // one is refused.
 func (s *Store) registerGroup(ctx context.Context, group []*registration, savepoints bool) error {
 	err := s.inTx(ctx, func(tx *txn) error {
-		if err := s.routes.sync(ctx, tx); err != nil {
-			return err
-		}
-		// One read of the catalog's version per group, in its
-		// transaction: a change of the catalog commits before it or after
-		// the whole group.
-		var catalog int64
-		if err := tx.QueryRowContext(ctx, qCatalogVersion).Scan(&catalog); err != nil {
+		// One read of the catalog's version per group, with routing's,
+		// in its transaction: a change of the catalog commits before it
+		// or after the whole group.
+		catalog, err := s.routes.sync(ctx, tx)
+		if err != nil {
 			return err
 		}
 		for _, r := range group {
@@ -263,18 +260,10 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
-	if ev.Traceparent != "" {
-		_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-			nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()),
-			ev.Traceparent)
-		return err
-	}
-	// Without a traceparent (tracing off), the statement of before: it
-	// binds no more than it did.
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()))
+		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()),
+		nullString(ev.Traceparent))
 	return err
 }
 

@@ -30,13 +30,6 @@ func jsonOrNil(s sql.NullString) []byte {
 	return []byte(s.String)
 }
 
-func nullJSON(b []byte) any {
-	if b == nil {
-		return nil
-	}
-	return string(b)
-}
-
 func findEventType(ctx context.Context, q querier, name string) (*webhooks.EventType, error) {
 	t, err := scanEventType(q.QueryRowContext(ctx, `SELECT `+eventTypeCols+` FROM event_types WHERE name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -108,17 +101,13 @@ func (t *txn) FindEventType(ctx context.Context, name string) (*webhooks.EventTy
 // InsertEventType implements app.Tx.
 func (t *txn) InsertEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO event_types (`+eventTypeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		et.Name, et.Description, nullJSON(et.Example), nullJSON(et.Schema), boolInt(et.Archived), ms(et.Created), ms(et.Updated))
+		et.Name, et.Description, nullString(string(et.Example)), nullString(string(et.Schema)), boolInt(et.Archived), ms(et.Created), ms(et.Updated))
 	return err
 }
 
 // UpdateEventType implements app.Tx.
 func (t *txn) UpdateEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.ExecContext(ctx, `UPDATE event_types SET description = ?, example = ?, schema = ?, archived = ?, created = ?, updated = ? WHERE name = ?`,
-		et.Description, nullJSON(et.Example), nullJSON(et.Schema), boolInt(et.Archived), ms(et.Created), ms(et.Updated), et.Name)
+		et.Description, nullString(string(et.Example)), nullString(string(et.Schema)), boolInt(et.Archived), ms(et.Created), ms(et.Updated), et.Name)
 	return err
 }
-
-// qCatalogVersion reads the catalog's version in a registration's
-// transaction (see registerGroup).
-const qCatalogVersion = `SELECT version FROM catalog_version`

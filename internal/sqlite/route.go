@@ -23,18 +23,21 @@ type routes struct {
 // maxRoutes bounds what the cache holds: past it, it starts again.
 const maxRoutes = 20000
 
-const qRoutingVersion = `SELECT version FROM routing_version`
+// qVersions reads the versions of routing and of the catalog, which a
+// registration group reads together (see registerGroup).
+const qVersions = `SELECT (SELECT version FROM routing_version), (SELECT version FROM catalog_version)`
 
-// sync drops the cache if routing changed since it was filled.
-func (r *routes) sync(ctx context.Context, tx *txn) error {
+// sync drops the cache if routing changed since it was filled, and returns
+// the catalog's version, read in the same statement.
+func (r *routes) sync(ctx context.Context, tx *txn) (catalog int64, err error) {
 	var v int64
-	if err := tx.QueryRowContext(ctx, qRoutingVersion).Scan(&v); err != nil {
-		return err
+	if err := tx.QueryRowContext(ctx, qVersions).Scan(&v, &catalog); err != nil {
+		return 0, err
 	}
 	if r.companies == nil || v != r.version || len(r.companies)+len(r.accounts)+len(r.endpoints) > maxRoutes {
 		*r = routes{version: v, companies: map[string]string{}, accounts: map[string]*webhooks.Account{}, endpoints: map[string][]*webhooks.Endpoint{}}
 	}
-	return nil
+	return catalog, nil
 }
 
 // companyAccount returns the account of company id, or "" if there is no

@@ -11,9 +11,33 @@ import (
 // of failures (SPEC 14): a failure lengthens it and starts failing_since, a
 // 2xx ends it, and each endpoint's last record in a batch carries what the
 // batch did, so that the engine can tell the operational events to send.
-// Through RecordAttempts and through ClaimDeliveries, which records too.
+// Through RecordAttempts and through ClaimDeliveries, which records too,
+// also when the claim fills its limit with more due than it reads.
 func testHealth(t *testing.T, open func(t *testing.T) Store) {
 	group(t, "Health", func(t *testing.T) {
+		t.Run("ClaimDeliveriesFull", func(t *testing.T) {
+			s := setup(t, open)
+			q := newQueue(s)
+			e, busy := q.endpoint(t), q.endpoint(t)
+			now := at(time.Minute)
+			d := q.add(t, e, now)
+			rec := NewRecord(MustClaimOne(t, s, d.ID, now), now, 500, failedPermanently)
+			for range 50 {
+				q.add(t, busy, now)
+			}
+			if claims := q.claim(t, webhooks.ClaimRequest{Now: now, Limit: 1, Records: []*webhooks.AttemptRecord{rec}}); len(claims) != 1 {
+				t.Fatalf("the claim that records: got %d claims, want 1 of the backlog", len(claims))
+			}
+			if got := MustFindEndpoint(t, s, e.ID); got.FailureStreak != 1 || !got.FailingSince.Equal(now) {
+				t.Errorf("after a failure recorded by a full claim: streak %d since %v, want 1 since %v", got.FailureStreak, got.FailingSince, now)
+			}
+			if h := rec.Health; h == nil || h.After != 1 {
+				t.Errorf("the failure recorded by a full claim: health %+v, want a streak of 1", h)
+			}
+			if got := MustFindDelivery(t, s, d.ID); got.Status != webhooks.DeliveryFailedPermanently {
+				t.Errorf("the delivery recorded by a full claim: %s, want %s", got.Status, webhooks.DeliveryFailedPermanently)
+			}
+		})
 		for _, via := range []string{"RecordAttempts", "ClaimDeliveries"} {
 			t.Run(via, func(t *testing.T) {
 				s := setup(t, open)
@@ -88,6 +112,28 @@ func testHealth(t *testing.T, open func(t *testing.T) Store) {
 				check("after a 2xx", e, 0, time.Time{})
 				if h := last(r, e); h == nil || h.Recovered == nil || h.Recovered.Length != 5 || !h.Recovered.Since.Equal(at(time.Minute)) {
 					t.Errorf("the 2xx: health %+v, want recovered from 5 failures since the first", h)
+				}
+
+				// A 2xx between failures in one batch: the streak after it is
+				// the failures that follow it alone (the batch resets the
+				// streak and adds to it), and the one before it recovered.
+				record(at(4*time.Hour), map[*webhooks.Endpoint][]int{e: {500, 500, 500, 500}})
+				check("failing again", e, 4, at(4*time.Hour))
+				r = record(at(5*time.Hour), map[*webhooks.Endpoint][]int{e: {500, 200, 500}})
+				var want webhooks.Health
+				for _, st := range webhooks.StreakSteps(r) {
+					if st.EndpointID == e.ID {
+						want = st.Apply(4, at(4*time.Hour))
+					}
+				}
+				if want.After != 1 || !want.FailingSince.Equal(at(5*time.Hour)) || want.Recovered == nil || want.Recovered.Length != 5 {
+					t.Fatalf("StreakStep.Apply of 500, 200, 500 after 4 failures: %+v, want 1 failure since the batch, recovered from 5", want)
+				}
+				check("500, 200, 500 in one batch", e, want.After, want.FailingSince)
+				h := last(r, e)
+				if h == nil || h.After != want.After || !h.FailingSince.Equal(want.FailingSince) || h.Failing != nil ||
+					h.Recovered == nil || h.Recovered.Length != want.Recovered.Length || !h.Recovered.Since.Equal(want.Recovered.Since) {
+					t.Errorf("500, 200, 500 in one batch: health %+v, want %+v (recovered %+v)", h, want, want.Recovered)
 				}
 			})
 		}

@@ -43,8 +43,15 @@ func testRetrying(t *testing.T, open func(t *testing.T) Store) {
 			MustAttempt(t, s, ok.ID, at(2*time.Hour+3*time.Minute), 200, delivered)
 			gone := register(failing, 2*time.Hour+4*time.Minute)
 			MustFailPermanently(t, s, gone.ID, at(2*time.Hour+4*time.Minute))
-			if _, err := retryDelivery(t, s, sentByHand.ID, at(3*time.Hour)); err != nil {
-				t.Fatalf("retry: %v", err)
+			resent := register(failing, 2*time.Hour+6*time.Minute) // in the window, sent by hand now
+			MustFailPermanently(t, s, resent.ID, at(2*time.Hour+6*time.Minute))
+			for _, d := range []*webhooks.Delivery{sentByHand, resent} {
+				if _, err := retryDelivery(t, s, d.ID, at(3*time.Hour)); err != nil {
+					t.Fatalf("retry: %v", err)
+				}
+			}
+			if d := MustFindDelivery(t, s, resent.ID); d.Status != webhooks.DeliveryPending || d.AttemptCount != 1 || !d.Manual {
+				t.Fatalf("the delivery sent by hand: %s after %d attempts, manual %t; want pending after 1, manual", d.Status, d.AttemptCount, d.Manual)
 			}
 
 			// answering: delivered only. down: retrying, never delivered.
@@ -56,20 +63,41 @@ func testRetrying(t *testing.T, open func(t *testing.T) Store) {
 			if err != nil {
 				t.Fatalf("CountRetrying: %v", err)
 			}
-			// The send by hand counts (it is pending after a failed
-			// attempt) but it was created before the window.
+			// The sends by hand are not retries of the schedule's, though
+			// they are pending after a failed attempt (the portal shows
+			// them as pending): neither counts, in the window or before it.
 			wantCounts := []webhooks.DeliveryCount{
 				{EndpointID: down.ID, Bucket: 0, Status: webhooks.DeliveryPending, N: 1},
 				{EndpointID: failing.ID, Bucket: 0, Status: webhooks.DeliveryPending, N: 1},
 				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryPending, N: 1},
 			}
 			byBucket := func(a, b webhooks.DeliveryCount) int {
-				return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.Bucket, b.Bucket))
+				return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), cmp.Compare(a.Bucket, b.Bucket), strings.Compare(a.Status, b.Status))
 			}
 			slices.SortFunc(counts, byBucket)
 			slices.SortFunc(wantCounts, byBucket)
 			if !slices.Equal(counts, wantCounts) {
 				t.Errorf("counts: got %+v, want %+v", counts, wantCounts)
+			}
+
+			// The states of the same window, which the retrying are a part
+			// of: every state, pending ever attempted or not.
+			states, err := s.CountDeliveries(t.Context(), []string{failing.ID, answering.ID, down.ID, quiet.ID}, t0, time.Hour)
+			if err != nil {
+				t.Fatalf("CountDeliveries: %v", err)
+			}
+			wantStates := []webhooks.DeliveryCount{
+				{EndpointID: answering.ID, Bucket: 0, Status: webhooks.DeliveryDelivered, N: 1},
+				{EndpointID: down.ID, Bucket: 0, Status: webhooks.DeliveryPending, N: 1},
+				{EndpointID: failing.ID, Bucket: 0, Status: webhooks.DeliveryPending, N: 1},
+				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryPending, N: 3},
+				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryDelivered, N: 1},
+				{EndpointID: failing.ID, Bucket: 2, Status: webhooks.DeliveryFailedPermanently, N: 1},
+			}
+			slices.SortFunc(states, byBucket)
+			slices.SortFunc(wantStates, byBucket)
+			if !slices.Equal(states, wantStates) {
+				t.Errorf("states: got %+v, want %+v", states, wantStates)
 			}
 		})
 

@@ -28,7 +28,11 @@ func testTraceparents(t *testing.T, open func(t *testing.T) Store) {
 			checkTraceparents(t, "a claim that asks", byID, traced, untraced)
 
 			// Without asking (tracing off), once the leases lapsed.
-			for id, tp := range claimTraceparents(q.claim(t, webhooks.ClaimRequest{Now: at(2 * time.Minute), Limit: 10})) {
+			byID = claimTraceparents(q.claim(t, webhooks.ClaimRequest{Now: at(2 * time.Minute), Limit: 10}))
+			if len(byID) != len(traced)+len(untraced) {
+				t.Errorf("a claim that does not ask: got %d claims, want %d", len(byID), len(traced)+len(untraced))
+			}
+			for id, tp := range byID {
 				if tp != "" {
 					t.Errorf("a claim that does not ask: delivery %s has traceparent %q", id, tp)
 				}
