@@ -320,8 +320,9 @@ func queueEngineSettings(b *pgx.Batch) {
 // qLazyCommit makes the rest of a transaction commit without waiting for
 // the WAL flush. Only transactions whose last commits a database crash may
 // lose at no cost commit so: the engine's bookkeeping (claims, attempt
-// records and the streaks they make, deferrals), where a lost one repeats
-// an attempt, leaves a streak a batch behind or a claim to lapse, and
+// records and the streaks they make, deferrals, releases), where a lost
+// one repeats an attempt, leaves a streak a batch behind or a claim to
+// lapse, and
 // never loses an event, and the purge, which a lost one makes again. They
 // then no longer wait for the disk.
 const qLazyCommit = `SELECT set_config('synchronous_commit', 'off', true)`
@@ -468,6 +469,9 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 		return nil
 	}
 	return s.inTx(ctx, func(tx *txn) error {
+		if err := lazyCommit(ctx, tx); err != nil {
+			return err
+		}
 		_, err := tx.Exec(ctx, `WITH l AS (
 				SELECT delivery_id, due FROM queue WHERE lease_token = $1 AND delivery_id = ANY ($2::uuid[]) ORDER BY delivery_id FOR UPDATE
 			), ended AS (

@@ -87,13 +87,11 @@ func (r *routes) reset() {
 // company's (or the platform's, for an operational event), and the
 // provisioning account's.
 func (rt *route) owners(ev *webhooks.Event) []string {
-	var keys []string
-	for _, k := range []any{rt.account, routesOf(ev), rt.manager} {
-		if s, ok := k.(string); ok && s != "" {
-			keys = append(keys, s)
-		}
+	keys := []string{rt.account, rt.manager}
+	if k, ok := routesOf(ev).(string); ok {
+		keys = append(keys, k)
 	}
-	return keys
+	return slices.DeleteFunc(keys, func(k string) bool { return k == "" })
 }
 
 // candidates checks ev against its route, fills in its account, and sorts
