@@ -193,4 +193,7 @@ type QueueStats struct {
 	// disabled_reason (SPEC 14).
 	Failing  int
 	Disabled map[string]int
+	// Outbox counts the outbox entries not drained yet: operational events
+	// to register, endpoints to disable (see OutboxEntry).
+	Outbox int
 }

@@ -154,7 +154,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 			"delivery_id", d.ID, "endpoint_id", d.EndpointID, "event_id", d.EventID,
 			"attempt", a.Number, "status", a.ResponseStatus, "error", a.Error, "next_state", t.Status)
 	}
-	rec := &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+	rec := &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t, Delivery: d, Endpoint: c.Endpoint}
 	span.End(rec, outcome, end)
 	return rec
 }

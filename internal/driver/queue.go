@@ -109,12 +109,19 @@ type Candidate struct {
 type QueueWrites struct {
 	Streaks []StreakUpdate
 	Outbox  []*webhooks.OutboxEntry
-	// Claim are the deliveries to claim with Token until LeaseUntil;
-	// Park those to park (out of the due index until their endpoint has
-	// a free slot). Traceparents asks for each claim's event's.
+	// Claim are the deliveries to claim with Token until LeaseUntil, in
+	// order, each only while its endpoint holds fewer than Cap claims at
+	// Now (0: no cap), counted again under a lock of the endpoint's that
+	// its claimers take in turn, so that the cap on claims holds across
+	// processes (the picks were counted without it); one that does not
+	// fit is parked. Park are those to park (out of the due index until
+	// their endpoint has a free slot). Traceparents asks for each claim's
+	// event's.
 	Claim        []string
 	Token        string
 	LeaseUntil   time.Time
+	Now          time.Time
+	Cap          int
 	Traceparents bool
 	Park         []string
 }

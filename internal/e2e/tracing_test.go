@@ -237,7 +237,7 @@ func TestTracing(t *testing.T) {
 					// The retry is an hour away: claim it now, asking for
 					// the traceparent stored with its event.
 					later := time.Now().Add(2 * time.Hour)
-					claims, err := ts.svc.Store.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{
+					claims, err := ts.svc.Queue.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{
 						Now: later, Limit: 10, Token: webhooks.NewID(), LeaseUntil: later.Add(time.Minute), Traceparents: true,
 					})
 					if err != nil || len(claims) != 1 {

@@ -163,22 +163,60 @@ func writeClaim(ctx context.Context, conn *pgx.Conn, w *driver.QueueWrites) ([]*
 	}
 	var claims []*webhooks.Claim
 	if len(w.Claim) > 0 {
-		selected := claimedSelect
-		if w.Traceparents {
-			selected = claimedSelectTraced
-		}
+		queueClaim(&b, w, &claims)
+	}
+	b.Queue(`COMMIT`)
+	return claims, conn.SendBatch(ctx, &b).Close()
+}
+
+// queueClaim queues in b the statement that claims w.Claim within the
+// cap, and parks what exceeds it.
+//
+// The endpoints' advisory locks (in id order, so claimers cannot deadlock)
+// are taken by one statement, and the next one, which sees every claim
+// committed before the locks, counts the claims again and takes only what
+// fits: claimers of one endpoint take turns, for these two statements.
+func queueClaim(b *pgx.Batch, w *driver.QueueWrites, claims *[]*webhooks.Claim) {
+	selected := claimedSelect
+	if w.Traceparents {
+		selected = claimedSelectTraced
+	}
+	ids := uuids(w.Claim)
+	if w.Cap <= 0 {
 		b.Queue(`WITH claimed AS (
 				UPDATE queue q SET lease_token = $2, lease_expires = $3, parked = false
 				WHERE q.delivery_id = ANY ($1::uuid[])
 				RETURNING q.delivery_id, q.due
-			) `+selected, uuids(w.Claim), w.Token, ts(w.LeaseUntil)).Query(func(rows pgx.Rows) error {
-			var err error
-			claims, err = collectClaims(rows, w.Token, w.Traceparents)
-			return err
-		})
+			) `+selected, ids, w.Token, ts(w.LeaseUntil)).Query(collectInto(claims, w))
+		return
 	}
-	b.Queue(`COMMIT`)
-	return claims, conn.SendBatch(ctx, &b).Close()
+	b.Queue(`SELECT count(pg_advisory_xact_lock($1, hashtext(e::text))) FROM (
+			SELECT DISTINCT endpoint_id AS e FROM queue WHERE delivery_id = ANY ($2::uuid[]) ORDER BY 1) l`, lockClaim, ids)
+	b.Queue(`WITH c AS (
+			SELECT q.delivery_id AS id, q.endpoint_id, w.ord FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, ord)
+			JOIN queue q ON q.delivery_id = w.id
+		), held AS (
+			SELECT endpoint_id, count(*) AS n FROM queue
+			WHERE endpoint_id IN (SELECT endpoint_id FROM c) AND lease_expires > $4 GROUP BY endpoint_id
+		), ranked AS (
+			SELECT c.id, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
+			FROM c LEFT JOIN held USING (endpoint_id)
+		), parked AS (
+			UPDATE queue q SET parked = true FROM ranked
+			WHERE q.delivery_id = ranked.id AND ranked.nth > $5 AND NOT q.parked
+		), claimed AS (
+			UPDATE queue q SET lease_token = $2, lease_expires = $3, parked = false FROM ranked
+			WHERE q.delivery_id = ranked.id AND ranked.nth <= $5
+			RETURNING q.delivery_id, q.due
+		) `+selected, ids, w.Token, ts(w.LeaseUntil), ts(w.Now), w.Cap).Query(collectInto(claims, w))
+}
+
+func collectInto(claims *[]*webhooks.Claim, w *driver.QueueWrites) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var err error
+		*claims, err = collectClaims(rows, w.Token, w.Traceparents)
+		return err
+	}
 }
 
 // claimedSelect turns the queue rows of a statement's "claimed" CTE into

@@ -54,7 +54,7 @@ const NotifyChannel = "webhooks_deliveries"
 const (
 	lockMigrate     int32 = 0x77686b01 // second key: hashtext(current_schema())
 	lockIdempotency int32 = 0x77686b02 // second key: hashtext(key)
-	lockSlot        int32 = 0x77686b03 // session locks of Slots; second key: the slot, first… see slots.go
+	lockClaim       int32 = 0x77686b03 // second key: hashtext(endpoint id)
 	lockOwner       int32 = 0x77686b04 // second key: hashtext(company or account id)
 	lockPurge       int32 = 0x77686b05 // second key: hashtext(current_schema())
 	lockCatalog     int32 = 0x77686b06 // second key: hashtext(current_schema())

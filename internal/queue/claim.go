@@ -83,12 +83,8 @@ func (q *Queue) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		if err != nil {
 			return nil, err
 		}
-		w := &driver.QueueWrites{Token: r.Token, LeaseUntil: r.LeaseUntil, Traceparents: r.Traceparents}
-		now := r.Now
-		if now.IsZero() {
-			now = q.now()
-		}
-		q.fold(steps, r.Records, facts.Streaks, now, w)
+		w := &driver.QueueWrites{Token: r.Token, LeaseUntil: r.LeaseUntil, Now: r.Now, Cap: r.PerEndpoint, Traceparents: r.Traceparents}
+		q.fold(steps, r.Records, facts.Streaks, w)
 		outbox = len(w.Outbox) > 0
 		if r.Limit > 0 {
 			if err := pick(ctx, tx, r, facts, reads.Chunk, w); err != nil {
@@ -139,9 +135,10 @@ func (q *Queue) NextScheduled(ctx context.Context, now time.Time) (time.Time, er
 
 // fold applies the records to their endpoints' streaks (each endpoint's
 // last record gets the Health), and adds to w the new streaks and what the
-// health rule makes of them. Every record counts, a lapsed claim's too:
-// the receiver's answer is real (SPEC 14).
-func (q *Queue) fold(steps []webhooks.StreakStep, records []*webhooks.AttemptRecord, streaks map[string]webhooks.Streak, now time.Time, w *driver.QueueWrites) {
+// health rule makes of them, as of the end of the endpoint's last attempt
+// (the engine's clock, whoever stores the records). Every record counts, a
+// lapsed claim's too: the receiver's answer is real (SPEC 14).
+func (q *Queue) fold(steps []webhooks.StreakStep, records []*webhooks.AttemptRecord, streaks map[string]webhooks.Streak, w *driver.QueueWrites) {
 	for _, st := range steps {
 		old, locked := streaks[st.EndpointID]
 		if !locked && st.Failed() {
@@ -153,11 +150,15 @@ func (q *Queue) fold(steps []webhooks.StreakStep, records []*webhooks.AttemptRec
 		}
 		records[st.Last].Health = &h
 		var ep *webhooks.Endpoint
+		var now time.Time
 		own := make([]*webhooks.AttemptRecord, len(st.Records))
 		for i, j := range st.Records {
 			own[i] = records[j]
 			if ep == nil {
 				ep = records[j].Endpoint
+			}
+			if end := records[j].Attempt.StartedAt.Add(records[j].Attempt.Duration); end.After(now) {
+				now = end
 			}
 		}
 		if ep != nil {

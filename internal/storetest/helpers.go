@@ -358,7 +358,7 @@ func NewRecord(c *webhooks.Claim, now time.Time, status int, t webhooks.Transiti
 	} else {
 		a.ResponseBody = fmt.Sprintf(`{"status":%d}`, status)
 	}
-	return &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+	return &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t, Delivery: c.Delivery, Endpoint: c.Endpoint}
 }
 
 // MustRecord records one attempt.
