@@ -192,7 +192,9 @@ func (s *barrierStore) Register(ctx context.Context, r queue.Registration) (*web
 // together, so that its group commit can write them in one transaction.
 func TestRegisterEventsConcurrently(t *testing.T) {
 	const n = 20
-	f := newBatchFixture(t, func(r app.Registrar) app.Registrar { return &barrierStore{Registrar: r, n: n, all: make(chan struct{})} })
+	f := newBatchFixture(t, func(r app.Registrar) app.Registrar {
+		return &barrierStore{Registrar: r, n: n, all: make(chan struct{})}
+	})
 	in := make([]app.EventInput, n)
 	for i := range in {
 		in[i] = f.event("invoice.sent", "")

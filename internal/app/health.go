@@ -27,15 +27,17 @@ func (a *App) DrainOutbox(ctx context.Context, limit int) (int, error) {
 	if err != nil && ctx.Err() == nil {
 		// One entry at a time, so that one that fails holds back no other.
 		n = 0
-		for i := range limit {
-			m, err := a.drainOutbox(ctx, 1, i)
-			if m == 0 && err == nil {
-				break
-			}
+		for skip := 0; skip < limit && ctx.Err() == nil; {
+			m, err := a.drainOutbox(ctx, 1, skip)
 			if err != nil {
 				a.cfg.Logger.Error("outbox: acting on an entry failed; it waits for the next drain", "err", err)
+				skip++ // it stays first: the next one is after it
+				continue
 			}
-			n++
+			if m == 0 {
+				break
+			}
+			n += m
 		}
 		return n, nil
 	}

@@ -19,6 +19,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/driver"
@@ -46,9 +47,15 @@ type Store interface {
 func Stack(tb testing.TB, d driver.Driver) Store {
 	st := &stack{Driver: d}
 	st.reg = core.NewRegistrar(d, st.announce)
-	st.q = core.NewQueue(d, core.QueueConfig{Health: webhooks.HealthRule{DisableAfter: webhooks.DefaultDisableAfter}})
+	st.q = newCoreQueue(d, webhooks.DefaultDisableAfter)
 	tb.Cleanup(st.reg.Close)
 	return st
+}
+
+// newCoreQueue returns the queue core's queue on d, which disables an
+// endpoint whose every attempt failed for disableAfter.
+func newCoreQueue(d driver.Driver, disableAfter time.Duration) *core.Queue {
+	return core.NewQueue(d, core.QueueConfig{Health: webhooks.HealthRule{DisableAfter: disableAfter}})
 }
 
 // stack is a Store.
@@ -120,6 +127,7 @@ func Run(t *testing.T, openDriver func(t *testing.T) driver.Driver) {
 	testHandOff(t, open)
 	testTraceparents(t, open)
 	testHealth(t, open)
+	testOutbox(t, open)
 	testDeferClaims(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
