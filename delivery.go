@@ -107,13 +107,17 @@ const (
 	OutcomeRefused
 )
 
+// RetriedClientStatuses are the 4xx answers retried on the schedule, as a
+// 5xx is: Request Timeout, Too Early, Too Many Requests.
+var RetriedClientStatuses = []int{408, 425, 429}
+
 // ClassifyStatus returns the outcome of an attempt the endpoint answered
 // with status.
 func ClassifyStatus(status int) Outcome {
 	switch {
 	case status >= 200 && status < 300:
 		return OutcomeDelivered
-	case status == 408 || status == 425 || status == 429:
+	case slices.Contains(RetriedClientStatuses, status):
 		return OutcomeRetry
 	case status >= 400 && status < 500:
 		return OutcomeRejected

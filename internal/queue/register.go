@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -29,9 +30,8 @@ type Registrar struct {
 	committer *groupcommit.Committer[*registration]
 	shared    bool // registrations and records share one writer
 	// behind is set when the last group found the engine without room
-	// (see Engine.Pace); only the one registrar of a shared writer uses
-	// it.
-	behind bool
+	// (see Engine.Pace).
+	behind atomic.Bool
 }
 
 // NewRegistrar returns a registrar on drv. announce, if set, is called
@@ -126,7 +126,7 @@ func (r *Registrar) commitGroup(group []*registration) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if r.shared && r.engine != nil {
-		r.engine.Pace(ctx, r.behind, maxPacing)
+		r.engine.Pace(ctx, r.behind.Load(), maxPacing)
 	}
 	if err := r.write(ctx, group); err != nil {
 		for _, g := range group {
@@ -202,7 +202,7 @@ func (r *Registrar) write(ctx context.Context, group []*registration) error {
 			return d.Status == webhooks.DeliveryPending && h.leases[d.ID] == nil
 		})
 	}
-	r.behind = h.full
+	r.behind.Store(h.full)
 	if pending {
 		r.announce()
 	}

@@ -233,7 +233,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	})
 	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
-		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Now: cfg.Now, Logger: cfg.Logger,
+		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Policy: s.Engine.Policy(),
+		Now: cfg.Now, Logger: cfg.Logger,
 	})
 	if err != nil {
 		s.Close()
