@@ -18,7 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/build"
 )
 
 // DefaultServiceName is service.name unless OTEL_SERVICE_NAME (or
@@ -62,7 +62,7 @@ func FromEnv(ctx context.Context, logger *slog.Logger) (*Tracing, error) {
 	}
 	res, err := resource.New(ctx,
 		resource.WithTelemetrySDK(),
-		resource.WithAttributes(semconv.ServiceName(DefaultServiceName), semconv.ServiceVersion(webhooks.Version)),
+		resource.WithAttributes(semconv.ServiceName(DefaultServiceName), semconv.ServiceVersion(build.Version())),
 		resource.WithFromEnv(), // last: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 	)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/build"
 )
 
 // otelVars are the variables the tests set; each test starts with none of
@@ -323,6 +324,9 @@ func checkExported(t *testing.T, c *collector, ev *webhooks.Event, wantService s
 	}
 	if got := c.resources[0]["service.name"]; got != wantService {
 		t.Errorf("service.name: got %q, want %q", got, wantService)
+	}
+	if got := c.resources[0]["service.version"]; got != build.Version() {
+		t.Errorf("service.version: got %q, want the build's, %q", got, build.Version())
 	}
 	if got := spanAttr(reg, string(EventIDKey)); got != ev.ID {
 		t.Errorf("the registration's %s: got %q, want %q", EventIDKey, got, ev.ID)
