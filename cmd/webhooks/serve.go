@@ -23,6 +23,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/build"
 	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/netguard"
 	"github.com/factuarea/webhooks/internal/service"
@@ -292,7 +293,7 @@ func startupAttrs(addr string, cfg service.Config, allowNetworks string) []any {
 	if service.IsPostgres(cfg.Database) {
 		store = "postgres"
 	}
-	attrs := []any{"addr", addr, "public_url", cfg.PublicURL, "store", store, "database", redactDSN(cfg.Database), "version", moduleVersion()}
+	attrs := []any{"addr", addr, "public_url", cfg.PublicURL, "store", store, "database", redactDSN(cfg.Database), "version", build.Version()}
 	if cfg.AllowHTTP {
 		attrs = append(attrs, "allow_http", true)
 	}
