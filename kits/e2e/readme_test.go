@@ -35,6 +35,8 @@ type kitREADME struct {
 	require func() error
 	// path is put first on the reader's PATH, after the webhooks command.
 	path string
+	// env is added to the reader's environment.
+	env []string
 	// leftovers are what the install writes into the kit's folder of the
 	// repository, removed after the test unless they were there before.
 	leftovers []string
@@ -44,6 +46,10 @@ var kitREADMEs = []kitREADME{
 	{
 		name: "node", readme: "kits/node/README.md", section: "Ten minutes", file: "receiver.mjs",
 		database: "postgres",
+		// Without detecting ES module syntax, as Node did before 20.19: an
+		// example with import in a .js file of a project without "type":
+		// "module" fails then, as it did for the newcomer.
+		env: []string{"NODE_OPTIONS=--no-experimental-detect-module"},
 		require: func() error {
 			if err := lookPath("node", aptNode); err != nil {
 				return err
@@ -156,7 +162,7 @@ func followREADME(t *testing.T, s *service, k kitREADME) {
 	if k.path != "" {
 		path += string(os.PathListSeparator) + k.path
 	}
-	env := []string{"PATH=" + path + string(os.PathListSeparator) + os.Getenv("PATH"), "PORT=" + strconv.Itoa(port)}
+	env := append([]string{"PATH=" + path + string(os.PathListSeparator) + os.Getenv("PATH"), "PORT=" + strconv.Itoa(port)}, k.env...)
 	sh := doctest.StartShell(t, home, env...)
 	var (
 		example         *doctest.Background
