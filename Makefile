@@ -8,7 +8,7 @@ help: ## show this help
 run: ## run the service on the embedded SQLite default (data/)
 	go run ./cmd/webhooks serve
 
-ci: ## on a fresh Debian machine (as root): install and start what the tests need, then run them all, as CI does (.ci/run)
+ci: ## on a Debian machine (as root): install and start what the tests need, then run them all, as CI does (.ci/run)
 	.ci/run
 
 test: tools ## run every test with the race detector, and the kits' own tests (needs what make ci installs: docs/development.md)
