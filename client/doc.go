@@ -44,7 +44,7 @@
 //	failure of an attempt                         retried
 //	connection error before the request was sent  always (the service saw nothing)
 //	connection error or timeout after it was sent  only an idempotent call
-//	429, 503                                      always, after Retry-After
+//	429, 503                                      always (after Retry-After, if given)
 //	408, 500, 502, 504                            only an idempotent call
 //	any other status (400, 401, 404, 409, 422 …)  never
 //

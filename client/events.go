@@ -108,10 +108,11 @@ type batchOutcome struct {
 // within the same retry budget, and keep their 503 result if it ends.
 //
 // The error is not nil when a batch failed as a whole (a 401, a
-// connection error after the retry budget, a cancelled context): the
-// events of the batches before it have their results, and that batch's
-// and the later ones' have Status 0. Sending those again with the same
-// IdempotencyKey is safe.
+// connection error after the retry budget, a cancelled context):
+// CreateEvents stops there, and returns the error with the results. The
+// events the service gave no outcome for (that batch's, and the later
+// batches') have Status 0; sending them again with their IdempotencyKey
+// is safe.
 func (c *Client) CreateEvents(ctx context.Context, events []EventInput) ([]BatchItemResult, error) {
 	results := make([]BatchItemResult, len(events))
 	items := make([][]byte, len(events))

@@ -172,10 +172,10 @@ func (rt *retrier) wait(ctx context.Context, asked time.Duration, last error) er
 		return rt.gaveUp(last)
 	}
 	if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < d {
-		return fmt.Errorf("client: gave up after %d attempts, the next would begin after the context's deadline: %w", rt.made, last)
+		return fmt.Errorf("client: gave up after %s, the next would begin after the context's deadline: %w", attempts(rt.made), last)
 	}
 	if err := rt.c.sleep(ctx, d); err != nil {
-		return fmt.Errorf("client: %w while waiting to try again after %d attempts; the last: %w", err, rt.made, last)
+		return fmt.Errorf("client: %w while waiting to try again after %s; the last: %w", err, attempts(rt.made), last)
 	}
 	rt.made++
 	return nil
@@ -186,4 +186,12 @@ func (rt *retrier) gaveUp(last error) error {
 		return last
 	}
 	return fmt.Errorf("client: gave up after %d attempts: %w", rt.made, last)
+}
+
+// attempts writes n attempts.
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
 }

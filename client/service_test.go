@@ -36,7 +36,7 @@ func TestLostAnswerRegistersOnce(t *testing.T) {
 			ts := startService(t)
 			px := newProxy(t, ts.url)
 			var s sleeps
-			c := newClient(t, px.URL, adminKey, &s, client.WithAttemptTimeout(500*time.Millisecond))
+			c := newClient(t, px.URL, adminKey, &s, client.WithAttemptTimeout(time.Second))
 			_, companyID := fixture(t, c)
 			px.reset()
 
