@@ -113,15 +113,3 @@ func objectKeys(t *testing.T, b []byte) []string {
 }
 
 // readmeSection returns the README's section that starts with heading, up
-// to the next heading of the same level.
-func readmeSection(readme []byte, heading string) string {
-	_, rest, ok := strings.Cut(string(readme), "\n"+heading+"\n")
-	if !ok {
-		return ""
-	}
-	if i := strings.Index(rest, "\n## "); i >= 0 {
-		rest = rest[:i]
-	}
-	// The section's prose wraps lines: read it as one line.
-	return strings.Join(strings.Fields(rest), " ")
-}

@@ -150,8 +150,6 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func collectDelivery(r pgx.CollectableRow) (*webhooks.Delivery, error) { return scanDelivery(r) }
-
 func findDelivery(ctx context.Context, q querier, id, lock string) (*webhooks.Delivery, error) {
 	if !webhooks.ValidID(id) {
 		return nil, notFound("webhook delivery")

@@ -87,7 +87,7 @@ func (q *Queue) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([
 		q.fold(steps, r.Records, facts.Streaks, w)
 		outbox = len(w.Outbox) > 0
 		if r.Limit > 0 {
-			if err := pick(ctx, tx, r, facts, reads.Chunk, w); err != nil {
+			if err := pick(ctx, tx, r, facts, w); err != nil {
 				return nil, err
 			}
 		}
@@ -171,7 +171,7 @@ func (q *Queue) fold(steps []webhooks.StreakStep, records []*webhooks.AttemptRec
 // reads on through the due index while the claim has room and the index
 // has more (a chunk all of endpoints at their cap, say), so many chunks
 // at most.
-func pick(ctx context.Context, tx driver.QueueTx, r webhooks.ClaimRequest, facts *driver.QueueFacts, chunk int, w *driver.QueueWrites) error {
+func pick(ctx context.Context, tx driver.QueueTx, r webhooks.ClaimRequest, facts *driver.QueueFacts, w *driver.QueueWrites) error {
 	held := map[string]int{}
 	for id, n := range facts.Held {
 		held[id] = n
@@ -206,11 +206,10 @@ func pick(ctx context.Context, tx driver.QueueTx, r webhooks.ClaimRequest, facts
 			return nil
 		}
 		// Past the first chunk, read whole chunks: this is a backlog.
-		chunk = maxChunk
 		var err error
-		if cands, cursor, err = tx.Scan(ctx, r.Now, cursor, chunk); err != nil {
+		if cands, cursor, err = tx.Scan(ctx, r.Now, cursor, maxChunk); err != nil {
 			return err
 		}
-		more = len(cands) == chunk
+		more = len(cands) == maxChunk
 	}
 }
