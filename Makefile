@@ -1,6 +1,6 @@
 # Run `make help` for the targets.
 
-.PHONY: help run test test/short bench build vet fmt tools
+.PHONY: help run ci test test/short bench build vet fmt tools
 
 help: ## show this help
 	@grep -E '^[a-zA-Z/_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -8,7 +8,10 @@ help: ## show this help
 run: ## run the service on the embedded SQLite default (data/)
 	go run ./cmd/webhooks serve
 
-test: tools ## run every test with the race detector (needs PostgreSQL and MariaDB, see README), and the kits' own tests
+ci: ## on a Debian machine (as root): install and start what the tests need, then run them all, as CI does (.ci/run)
+	.ci/run
+
+test: tools ## run every test with the race detector, and the kits' own tests (needs what make ci installs: docs/development.md)
 	kits/setup
 	go test -race -count=1 -timeout 15m ./...
 	kits/test
@@ -25,11 +28,18 @@ tools/openapi-lint/node_modules/.installed: tools/openapi-lint/package-lock.json
 	npm ci --prefix tools/openapi-lint --no-audit --no-fund
 	touch $@
 
-bench: ## the throughput and latency figures of the README (30 s per scenario)
+bench: ## the throughput and latency figures of docs/performance.md (30 s per scenario)
 	go run ./cmd/webhooks bench
 
 build: ## build the webhooks binary (./webhooks), with its version and revision
 	go build -buildvcs=auto -o webhooks ./cmd/webhooks
+
+# staticcheck runs at the version pinned here, from the Go module proxy,
+# without entering go.mod: no build of the service depends on it.
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: ## staticcheck (every check of its default set; exceptions are justified in //lint:ignore comments)
+	go run $(STATICCHECK) ./...
 
 vet: ## go vet, gofmt and go mod tidy
 	go vet ./...

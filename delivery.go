@@ -71,6 +71,21 @@ var ResendableStatuses = []string{DeliveryFailed, DeliveryFailedPermanently}
 // Resendable reports whether a delivery may be sent again by hand.
 func (d *Delivery) Resendable() bool { return slices.Contains(ResendableStatuses, d.Status) }
 
+// Rearm makes the delivery pending for one manual attempt at now (a retry
+// by hand, or a recovery's, SPEC 6): if it fails, the delivery ends
+// failed, with no schedule behind it.
+func (d *Delivery) Rearm(now time.Time) {
+	d.Status, d.Reason, d.NextAttemptAt, d.Manual, d.Updated = DeliveryPending, "", now, true, now
+}
+
+// Retrying reports whether the delivery is being retried on the schedule:
+// pending after at least one failed attempt, and not sent by hand (a
+// manual retry under way is pending, not retrying), as the portal shows
+// it. Backends count it in SQL (driver.CountRetrying), by this rule.
+func (d *Delivery) Retrying() bool {
+	return d.Status == DeliveryPending && d.AttemptCount > 0 && !d.Manual
+}
+
 // Rehearsal reports whether the delivery is an outage rehearsal's (SPEC
 // 17): its schedule is compressed.
 func (d *Delivery) Rehearsal() bool { return d.ScheduleFactor > 1 }
@@ -92,13 +107,17 @@ const (
 	OutcomeRefused
 )
 
+// RetriedClientStatuses are the 4xx answers retried on the schedule, as a
+// 5xx is: Request Timeout, Too Early, Too Many Requests.
+var RetriedClientStatuses = []int{408, 425, 429}
+
 // ClassifyStatus returns the outcome of an attempt the endpoint answered
 // with status.
 func ClassifyStatus(status int) Outcome {
 	switch {
 	case status >= 200 && status < 300:
 		return OutcomeDelivered
-	case status == 408 || status == 425 || status == 429:
+	case slices.Contains(RetriedClientStatuses, status):
 		return OutcomeRetry
 	case status >= 400 && status < 500:
 		return OutcomeRejected

@@ -10,6 +10,3 @@
 // backends in internal/sqlite and internal/postgres, the delivery engine in
 // internal/delivery, and the wiring in internal/service.
 package webhooks
-
-// Version is the service's version, sent in the User-Agent header.
-const Version = "0.1.0"

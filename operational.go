@@ -57,6 +57,11 @@ type Health struct {
 	Failing      *Streak
 	Recovered    *Streak
 	FailingFirst bool
+	// FailingAt and RecoveredAt are the positions, among the step's
+	// records, of the attempt that made Failing reach FailingAfter and of
+	// the 2xx that ended Recovered (-1 when unset): the attempts that made
+	// each event fire.
+	FailingAt, RecoveredAt int
 }
 
 // Streak is a run of failed attempts in a row to an endpoint.
@@ -177,8 +182,10 @@ func unixOrNil(t time.Time) *int64 {
 type StreakStep struct {
 	EndpointID string
 	// Last is the index, in the batch, of the endpoint's last record:
-	// the one the store gives the Health to.
+	// the one the store gives the Health to; Records the indexes of all of
+	// them, in order.
 	Last     int
+	Records  []int
 	outcomes []outcome
 }
 
@@ -200,6 +207,7 @@ func StreakSteps(records []*AttemptRecord) []StreakStep {
 			steps = append(steps, StreakStep{EndpointID: r.EndpointID})
 		}
 		steps[j].Last = i
+		steps[j].Records = append(steps[j].Records, i)
 		steps[j].outcomes = append(steps[j].outcomes, outcome{ok: r.Attempt.Succeeded(), at: r.Attempt.StartedAt})
 	}
 	return steps
@@ -209,6 +217,11 @@ func StreakSteps(records []*AttemptRecord) []StreakStep {
 // Trailing's alone, not the old one's continued.
 func (s StreakStep) Reset() bool {
 	return slices.ContainsFunc(s.outcomes, func(o outcome) bool { return o.ok })
+}
+
+// Failed reports whether the step has a failed attempt.
+func (s StreakStep) Failed() bool {
+	return slices.ContainsFunc(s.outcomes, func(o outcome) bool { return !o.ok })
 }
 
 // Trailing returns the failures after the step's last 2xx (all of them,
@@ -225,17 +238,16 @@ func (s StreakStep) Trailing() (int, time.Time) {
 // Apply returns what the step did to the streak before it, of length old,
 // begun at oldSince: the Health the store reports.
 func (s StreakStep) Apply(old int, oldSince time.Time) Health {
-	h := Health{EndpointID: s.EndpointID}
-	run := Streak{Length: old, Since: oldSince}
 	// Where in the batch Failing and Recovered were set: its attempts may
 	// all have started at one moment, so their times cannot tell which
 	// came first.
-	failingAt, recoveredAt := -1, -1
+	h := Health{EndpointID: s.EndpointID, FailingAt: -1, RecoveredAt: -1}
+	run := Streak{Length: old, Since: oldSince}
 	for i, o := range s.outcomes {
 		if o.ok {
 			if run.Length >= FailingAfter && (h.Recovered == nil || run.Length > h.Recovered.Length) {
 				ended := run
-				h.Recovered, recoveredAt = &ended, i
+				h.Recovered, h.RecoveredAt = &ended, i
 			}
 			run = Streak{}
 			continue
@@ -246,10 +258,10 @@ func (s StreakStep) Apply(old int, oldSince time.Time) Health {
 		run.Length++
 		if run.Length == FailingAfter {
 			failing := run
-			h.Failing, failingAt = &failing, i
+			h.Failing, h.FailingAt = &failing, i
 		}
 	}
 	h.After, h.FailingSince = run.Length, run.Since
-	h.FailingFirst = h.Failing != nil && h.Recovered != nil && failingAt < recoveredAt
+	h.FailingFirst = h.Failing != nil && h.Recovered != nil && h.FailingAt < h.RecoveredAt
 	return h
 }

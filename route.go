@@ -107,3 +107,87 @@ func newDelivery(ev *Event, ep *Endpoint, rel Relationship, now time.Time) (*Del
 	}
 	return d, nil
 }
+
+// OwnersKey is what an event's routing depends on: the company and account
+// it names, and whether it is an account.* event (which reaches no company
+// endpoint) or an operational one (which reaches the platform's alone).
+// Events with one key route alike, so what routing reads is read (and
+// cached) once per key.
+type OwnersKey struct {
+	Company, Account string // as the event names them
+	AccountEvent     bool
+	Operational      bool
+}
+
+// OwnersKeyOf returns ev's key.
+func OwnersKeyOf(ev *Event) OwnersKey {
+	return OwnersKey{Company: ev.CompanyID, Account: ev.AccountID, AccountEvent: ev.IsAccountEvent(), Operational: ev.IsOperational()}
+}
+
+// RoutesOwner is the routes key, besides its accounts', whose endpoints
+// an event of key k may reach: its company's, the platform's for an
+// operational event, or none ("") for an account.* event.
+func (k OwnersKey) RoutesOwner() string {
+	switch {
+	case k.Operational:
+		return PlatformRoutes
+	case k.AccountEvent:
+		return ""
+	}
+	return k.Company
+}
+
+// Owners is what routing an event reads, in the transaction that registers
+// it: the account of the company it names ("" when there is no such
+// company), its account ("" when there is none), the account that
+// provisioned that one, and the live endpoints of each (the platform's,
+// for an operational event). A backend reads it after it has locked the
+// routes of each owner shared (see Owners.Locks), so that a change of
+// those endpoints commits before or after the registration, never across
+// it. It is shared once read: routing must not change it.
+type Owners struct {
+	CompanyAccount string
+	Account        string
+	Manager        string
+	Endpoints      []*Endpoint
+}
+
+// Locks returns the routes keys an event of key k locks shared before it
+// reads or trusts its owners: its account's, its company's (or the
+// platform's), and the provisioning account's.
+func (o *Owners) Locks(k OwnersKey) []string {
+	keys := []string{o.Account, o.Manager, k.RoutesOwner()}
+	return slices.DeleteFunc(keys, func(s string) bool { return s == "" })
+}
+
+// Candidates checks ev against its owners (an unknown company or account,
+// an account that is not the company's), fills in ev's account, and sorts
+// the endpoints by how ev may reach them.
+func (o *Owners) Candidates(ev *Event) (Candidates, error) {
+	var c Candidates
+	if err := ev.Attribute(o.CompanyAccount); err != nil {
+		return c, err
+	}
+	if o.Account == "" || (ev.AccountID != "" && ev.AccountID != o.Account) {
+		return c, UnknownAccount(ev.AccountID)
+	}
+	ev.AccountID = o.Account
+	for _, e := range o.Endpoints {
+		switch {
+		case e.Scope == ScopePlatform:
+			c.Platform = append(c.Platform, e)
+		case e.Scope == ScopeCompany:
+			c.Company = append(c.Company, e)
+		case e.AccountID == ev.AccountID:
+			c.Own = append(c.Own, e)
+		default:
+			c.Manager = append(c.Manager, e)
+		}
+	}
+	if ev.IsOperational() {
+		c.Company, c.Own, c.Manager = nil, nil, nil
+	} else {
+		c.Platform = nil
+	}
+	return c, nil
+}

@@ -154,10 +154,21 @@ type AttemptRecord struct {
 	EndpointID string
 	Attempt    *Attempt
 	Transition Transition
-	// Health is set by the store that recorded the batch, on each
-	// endpoint's last record in it: what the batch did to the endpoint's
-	// streak of failures (SPEC 14).
-	Health *Health
+	// Delivery and Endpoint are the claim's: what the attempt was made of
+	// (the operational events a record fires describe them). Either may
+	// be nil in a record made without its claim.
+	Delivery *Delivery
+	Endpoint *Endpoint
+
+	// Set when the record is stored. Lapsed: the delivery no longer held
+	// the record's claim, which had lapsed (another worker has it), so the
+	// record changed nothing of the delivery; its attempt still counts in
+	// the endpoint's streak (SPEC 14). Exhausted: the record ended the
+	// delivery failed_permanently. Health, on each endpoint's last record
+	// of the batch: what the batch did to the endpoint's streak.
+	Lapsed    bool
+	Exhausted bool
+	Health    *Health
 }
 
 // Deferral hands a claimed delivery back without an attempt, due again at
@@ -182,4 +193,7 @@ type QueueStats struct {
 	// disabled_reason (SPEC 14).
 	Failing  int
 	Disabled map[string]int
+	// Outbox counts the outbox entries not drained yet: operational events
+	// to register, endpoints to disable (see OutboxEntry).
+	Outbox int
 }

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/factuarea/webhooks/signature"
@@ -46,7 +48,8 @@ type Config struct {
 	// verifies Factuarea-Signature when the request carries it and the
 	// Standard Webhooks headers otherwise. With SchemeStandard every secret
 	// must be standard base64 after "whsec_" (secrets made since that
-	// format are).
+	// format are): New refuses any other, with an error that
+	// errors.Is signature.ErrSecretNotStandard.
 	Scheme Scheme
 	// Handle processes each new event.
 	Handle HandleFunc
@@ -79,6 +82,21 @@ type Handler struct {
 	log      *slog.Logger
 }
 
+// secretNotStandard is the message of a secret refused for SchemeStandard,
+// {index} being its index in Config.Secrets: word for word the Node,
+// Python and PHP kits' (signature/testdata/standard-secrets.json).
+const secretNotStandard = "secrets[{index}] is not standard base64 after whsec_ (padding included), " +
+	"so it cannot verify Standard Webhooks signatures: rotate the endpoint's secret, or verify Factuarea-Signature only (scheme factuarea)"
+
+// secretNotStandardError refuses Config.Secrets[index] for SchemeStandard.
+type secretNotStandardError struct{ index int }
+
+func (e *secretNotStandardError) Error() string {
+	return strings.Replace(secretNotStandard, "{index}", strconv.Itoa(e.index), 1)
+}
+
+func (e *secretNotStandardError) Unwrap() error { return signature.ErrSecretNotStandard }
+
 // New returns a Handler for cfg, or an error naming the field that is
 // missing or wrong.
 func New(cfg Config) (*Handler, error) {
@@ -99,7 +117,7 @@ func New(cfg Config) (*Handler, error) {
 	case SchemeStandard:
 		for i, s := range cfg.Secrets {
 			if !signature.StandardCompatible(s) {
-				return nil, fmt.Errorf("receiver: Config.Secrets[%d] is not standard base64 after whsec_, so it cannot verify Standard Webhooks signatures; rotate it, or use SchemeFactuarea", i)
+				return nil, &secretNotStandardError{index: i}
 			}
 		}
 	default:

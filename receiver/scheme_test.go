@@ -3,9 +3,11 @@ package receiver_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -131,6 +133,54 @@ func TestHandler_Schemes(t *testing.T) {
 	}
 }
 
+// standardSecretCases are the shared cases of the secrets a kit set up for
+// Standard Webhooks takes or refuses (SPEC 15), which every kit passes.
+type standardSecretCases struct {
+	Message string `json:"message"`
+	Cases   []struct {
+		Name    string   `json:"name"`
+		Secrets []string `json:"secrets"`
+		Refused *int     `json:"refused"`
+	} `json:"cases"`
+}
+
+// TestNew_StandardSecrets: with SchemeStandard, New checks every secret
+// and refuses the first that is not standard base64 after whsec_, with
+// the message every kit gives (signature/testdata/standard-secrets.json),
+// an error that is signature.ErrSecretNotStandard; the same secrets are
+// taken for Factuarea-Signature.
+func TestNew_StandardSecrets(t *testing.T) {
+	raw, err := os.ReadFile("../signature/testdata/standard-secrets.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file standardSecretCases
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	if len(file.Cases) == 0 || !strings.Contains(file.Message, "{index}") {
+		t.Fatalf("standard-secrets.json: got %d cases and message %q", len(file.Cases), file.Message)
+	}
+	db := openSQLite(t)
+	handle := func(context.Context, *sql.Tx, *receiver.Event) error { return nil }
+	for _, c := range file.Cases {
+		_, err := receiver.New(receiver.Config{DB: db, Secrets: c.Secrets, Scheme: receiver.SchemeStandard, Handle: handle})
+		if c.Refused == nil {
+			if err != nil {
+				t.Errorf("%s: %q: got %v, want the Handler", c.Name, c.Secrets, err)
+			}
+			continue
+		}
+		want := strings.Replace(file.Message, "{index}", strconv.Itoa(*c.Refused), 1)
+		if err == nil || err.Error() != want || !errors.Is(err, signature.ErrSecretNotStandard) {
+			t.Errorf("%s: %q: got %v, want %q (signature.ErrSecretNotStandard)", c.Name, c.Secrets, err, want)
+		}
+		if _, err := receiver.New(receiver.Config{DB: db, Secrets: c.Secrets, Scheme: receiver.SchemeFactuarea, Handle: handle}); err != nil {
+			t.Errorf("%s: SchemeFactuarea: got %v, want the Handler", c.Name, err)
+		}
+	}
+}
+
 // TestHandler_SchemeSecrets: a secret of the earlier format cannot verify
 // the Standard Webhooks headers. SchemeStandard refuses it at New; SchemeAny
 // accepts it, verifies Factuarea-Signature with it, and refuses a delivery
@@ -139,8 +189,8 @@ func TestHandler_SchemeSecrets(t *testing.T) {
 	db := openSQLite(t)
 	handle := func(context.Context, *sql.Tx, *receiver.Event) error { return nil }
 	_, err := receiver.New(receiver.Config{DB: db, Secrets: []string{standardSecret, testSecret}, Scheme: receiver.SchemeStandard, Handle: handle})
-	if err == nil || !strings.Contains(err.Error(), "Config.Secrets[1] is not standard base64") {
-		t.Errorf("SchemeStandard with an old secret: got %v, want an error naming Secrets[1]", err)
+	if err == nil || !strings.HasPrefix(err.Error(), "secrets[1] is not standard base64") {
+		t.Errorf("SchemeStandard with an old secret: got %v, want an error naming secrets[1]", err)
 	}
 	if _, err := receiver.New(receiver.Config{DB: db, Secrets: []string{testSecret}, Scheme: 7, Handle: handle}); err == nil || !strings.Contains(err.Error(), "Scheme(7)") {
 		t.Errorf("Scheme 7: got %v, want an error", err)

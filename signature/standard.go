@@ -25,11 +25,15 @@ const (
 var ErrSecretNotStandard = errors.New("signature: the secret is not standard base64 after whsec_")
 
 // StandardKey returns the Standard Webhooks HMAC key of a secret: the
-// standard-base64 decoding of what follows "whsec_". Factuarea-Signature keys
-// with the whole string instead, so one secret serves both schemes.
+// standard-base64 decoding of what follows "whsec_", which must be padded
+// and canonical (base64.StdEncoding.Strict()), with no line break.
+// Factuarea-Signature keys with the whole string instead, so one secret
+// serves both schemes.
 func StandardKey(secret string) ([]byte, error) {
 	rest, ok := strings.CutPrefix(secret, SecretPrefix)
-	if !ok || rest == "" {
+	// The decoder skips line breaks, which standard base64 does not have:
+	// a secret with one is refused, as the other kits refuse it.
+	if !ok || rest == "" || strings.ContainsAny(rest, "\r\n") {
 		return nil, ErrSecretNotStandard
 	}
 	key, err := base64.StdEncoding.Strict().DecodeString(rest)

@@ -98,6 +98,13 @@ func TestStandard_OldSecretFormat(t *testing.T) {
 	if signature.StandardCompatible(old) {
 		t.Error("an unpadded secret is not standard base64")
 	}
+	// base64.StdEncoding skips line breaks; standard base64 has none, and
+	// the other kits refuse them.
+	for _, s := range []string{"whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n", "whsec_AAECAwQFBgcI\r\nCQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="} {
+		if signature.StandardCompatible(s) {
+			t.Errorf("StandardCompatible(%q): got true, want false (a line break)", s)
+		}
+	}
 	if _, err := signature.SignStandard("msg", 1, nil, old); !errors.Is(err, signature.ErrSecretNotStandard) {
 		t.Errorf("SignStandard with an old secret: got %v, want ErrSecretNotStandard", err)
 	}

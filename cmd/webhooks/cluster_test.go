@@ -268,3 +268,67 @@ func metric(t *testing.T, p *process, name string) float64 {
 	}
 	return 0
 }
+
+// TestCluster_CapAcrossProcesses: WEBHOOKS_ENDPOINT_CONCURRENCY holds
+// across every process, as the receiver sees it (SPEC 14). Three serve
+// processes on one database, a cap of 4 and 600 events registered through
+// all of them to one slow endpoint: the receiver never has a fifth request
+// in flight, however each delivery reached a worker (handed over at
+// registration, or claimed). The hand-off used to count the endpoint's
+// attempts in the inserting statement's snapshot, without a lock: the
+// receiver saw 6 at once.
+func TestCluster_CapAcrossProcesses(t *testing.T) {
+	const (
+		adminKey = "cluster-cap-admin-key"
+		events   = 600
+		cap      = 4
+	)
+	db := pgtest.SchemaURL(t)
+	var inFlight, most, arrived atomic.Int64
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(5 * time.Millisecond)
+		inFlight.Add(-1)
+		arrived.Add(1)
+	}))
+	defer sink.Close()
+	env := []string{
+		"WEBHOOKS_DATABASE=" + db, "WEBHOOKS_ADMIN_KEY=" + adminKey,
+		"WEBHOOKS_ALLOW_NETWORKS=127.0.0.0/8", "WEBHOOKS_ALLOW_HTTP=true",
+		fmt.Sprintf("WEBHOOKS_ENDPOINT_CONCURRENCY=%d", cap), "WEBHOOKS_POLL_INTERVAL=200ms",
+	}
+	procs := []*process{startServe(t, env...), startServe(t, env...), startServe(t, env...)}
+	a := procs[0].api(t, adminKey, "POST", "/v1/accounts", map[string]any{"name": "Cap"}, 201)
+	c := procs[0].api(t, adminKey, "POST", "/v1/companies", map[string]any{"account_id": a["id"], "nif": "B12345674", "name": "Cap SL"}, 201)
+	companyID := c["id"].(string)
+	procs[1].api(t, adminKey, "POST", "/v1/companies/"+companyID+"/webhook_endpoints",
+		map[string]any{"url": sink.URL + "/hooks", "enabled_events": []string{"invoice.*"}}, 201)
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			for i := w; i < events; i += 6 {
+				procs[i%3].api(t, adminKey, "POST", "/v1/events", map[string]any{
+					"type": "invoice.sent", "company_id": companyID, "data": map[string]any{"object": map[string]any{"object": "invoice", "n": i}},
+				}, 201)
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(90 * time.Second)
+	for arrived.Load() < events {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d deliveries arrived", arrived.Load(), events)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("%d arrivals, at most %d in flight at once (cap %d)", arrived.Load(), most.Load(), cap)
+	if most.Load() > cap {
+		t.Errorf("the receiver had %d requests in flight at once, past the cap of %d", most.Load(), cap)
+	}
+	if most.Load() < 2 {
+		t.Errorf("at most %d request in flight: the test's load does not reach the cap", most.Load())
+	}
+}

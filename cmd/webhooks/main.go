@@ -15,8 +15,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
+
+	"github.com/factuarea/webhooks/internal/build"
 )
 
 const usage = `Usage: webhooks <command> [flags]
@@ -60,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "probe":
 		return (&ProbeCommand{Out: stdout}).Run(ctx, args[1:])
 	case "version", "-version", "--version":
-		info, ok := debug.ReadBuildInfo()
+		info, ok := build.Info()
 		writeVersion(stdout, info, ok)
 		return nil
 	case "-h", "-help", "--help", "help":

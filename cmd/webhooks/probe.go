@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/build"
 	"github.com/factuarea/webhooks/internal/probe"
 	"github.com/factuarea/webhooks/signature"
 )
@@ -86,7 +87,7 @@ func (c *ProbeCommand) Run(ctx context.Context, args []string) error {
 		APIVersion:       *apiVersion,
 		TestMode:         !*livemode,
 		StandardWebhooks: *standard,
-		UserAgent:        "Factuarea-Webhooks-Probe/" + webhooks.Version,
+		UserAgent:        "Factuarea-Webhooks-Probe/" + build.Version(),
 	}, c.Out)
 	if errors.Is(err, signature.ErrSecretNotStandard) {
 		return fmt.Errorf("%w (or probe without --standard-webhooks)", err)

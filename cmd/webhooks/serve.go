@@ -23,6 +23,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/build"
 	"github.com/factuarea/webhooks/internal/delivery"
 	"github.com/factuarea/webhooks/internal/netguard"
 	"github.com/factuarea/webhooks/internal/service"
@@ -49,6 +50,7 @@ type serveFlags struct {
 	keySource, generated                                                                 string // where the admin key came from; one made at this start
 	retryJitter                                                                          float64
 	attemptTimeout, retention, pollInterval, shutdownGrace, lease, disableAfter          time.Duration
+	outboxInterval, purgeInterval, keysRefresh                                           time.Duration
 	allowHTTP                                                                            bool
 	concurrency, perEndpoint                                                             int
 }
@@ -184,6 +186,9 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", delivery.DefaultPerEndpoint), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
 	fs.DurationVar(&f.lease, "lease", durationEnv("LEASE", 0), "how long a claim lasts before another process may take the delivery over; default attempt timeout + 30s (WEBHOOKS_LEASE)")
 	fs.DurationVar(&f.pollInterval, "poll-interval", durationEnv("POLL_INTERVAL", delivery.DefaultPollInterval), "safety-net poll for due deliveries (WEBHOOKS_POLL_INTERVAL)")
+	fs.DurationVar(&f.outboxInterval, "outbox-interval", durationEnv("OUTBOX_INTERVAL", service.DefaultOutboxInterval), "how often the outbox of operational events is drained unasked, beside the drains each commit asks for (WEBHOOKS_OUTBOX_INTERVAL)")
+	fs.DurationVar(&f.purgeInterval, "purge-interval", durationEnv("PURGE_INTERVAL", service.DefaultPurgeInterval), "how often what is older than the retention is purged (WEBHOOKS_PURGE_INTERVAL)")
+	fs.DurationVar(&f.keysRefresh, "keys-refresh", durationEnv("KEYS_REFRESH", service.DefaultKeysRefresh), "with PostgreSQL: how often the admin key is read again, to follow a rotation made by another process (WEBHOOKS_KEYS_REFRESH)")
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", durationEnv("SHUTDOWN_GRACE", 0), "time in-flight attempts get to finish at shutdown; default attempt timeout + 1s (WEBHOOKS_SHUTDOWN_GRACE)")
 	fs.StringVar(&f.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (WEBHOOKS_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", env("LOG_FORMAT", "text"), "text or json (WEBHOOKS_LOG_FORMAT)")
@@ -212,6 +217,9 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		Concurrency:    f.concurrency,
 		PerEndpoint:    f.perEndpoint,
 		PollInterval:   f.pollInterval,
+		OutboxInterval: f.outboxInterval,
+		PurgeInterval:  f.purgeInterval,
+		KeysRefresh:    f.keysRefresh,
 		Retention:      f.retention,
 		DisableAfter:   f.disableAfter,
 		Lease:          f.lease,
@@ -240,6 +248,9 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 	}
 	if f.retention < 24*time.Hour {
 		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is %s)", f.retention, service.DefaultRetention)
+	}
+	if f.outboxInterval <= 0 || f.purgeInterval <= 0 || f.keysRefresh <= 0 {
+		return cfg, errors.New("the outbox interval, the purge interval and the keys refresh must be positive durations")
 	}
 	if f.concurrency < 1 || f.perEndpoint < 1 {
 		return cfg, errors.New("concurrency and endpoint concurrency must be at least 1")
@@ -292,7 +303,7 @@ func startupAttrs(addr string, cfg service.Config, allowNetworks string) []any {
 	if service.IsPostgres(cfg.Database) {
 		store = "postgres"
 	}
-	attrs := []any{"addr", addr, "public_url", cfg.PublicURL, "store", store, "database", redactDSN(cfg.Database), "version", moduleVersion()}
+	attrs := []any{"addr", addr, "public_url", cfg.PublicURL, "store", store, "database", redactDSN(cfg.Database), "version", build.Version()}
 	if cfg.AllowHTTP {
 		attrs = append(attrs, "allow_http", true)
 	}

@@ -19,11 +19,12 @@ import (
 )
 
 // otlpCollector is an OTLP/HTTP receiver that keeps the names and trace
-// ids of the spans it is sent.
+// ids of the spans it is sent, and the service.version of their resources.
 type otlpCollector struct {
-	mu     sync.Mutex
-	spans  map[string][]string // span name → trace ids
-	signal chan struct{}
+	mu       sync.Mutex
+	spans    map[string][]string // span name → trace ids
+	versions []string            // service.version of each resource
+	signal   chan struct{}
 }
 
 func newOTLPCollector(t *testing.T) (*otlpCollector, *httptest.Server) {
@@ -37,6 +38,11 @@ func newOTLPCollector(t *testing.T) (*otlpCollector, *httptest.Server) {
 		}
 		c.mu.Lock()
 		for _, rs := range req.ResourceSpans {
+			for _, kv := range rs.GetResource().GetAttributes() {
+				if kv.Key == "service.version" {
+					c.versions = append(c.versions, kv.Value.GetStringValue())
+				}
+			}
 			for _, ss := range rs.ScopeSpans {
 				for _, s := range ss.Spans {
 					c.spans[s.Name] = append(c.spans[s.Name], hex.EncodeToString(s.TraceId))
@@ -54,6 +60,13 @@ func newOTLPCollector(t *testing.T) (*otlpCollector, *httptest.Server) {
 	}))
 	t.Cleanup(srv.Close)
 	return c, srv
+}
+
+// serviceVersions returns the service.version of the resources received.
+func (c *otlpCollector) serviceVersions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.versions...)
 }
 
 func (c *otlpCollector) names() map[string][]string {

@@ -6,29 +6,20 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/factuarea/webhooks/internal/build"
 )
 
-// moduleVersion is the version of the module the binary was built from,
-// as the Go command recorded it: v1.2.3 for `go install …@v1.2.3`, a
-// pseudo-version (v0.0.0-20261201150308-b2e46cc1a2b3, "+dirty" with
-// uncommitted changes) for a build in a checkout, "(devel)" when it knew
-// none.
-func moduleVersion() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(unknown)"
-	}
-	return info.Main.Version
-}
-
 // writeVersion prints `webhooks version`: the module version, the VCS
-// revision it was built from, and the Go toolchain.
+// revision it was built from, and the Go toolchain. For the binary's own
+// information (build.Info) the version is build.Version, the one the
+// service gives everywhere else.
 func writeVersion(w io.Writer, info *debug.BuildInfo, ok bool) {
+	fmt.Fprintf(w, "webhooks %s\n", build.VersionOf(info, ok))
 	if !ok {
-		fmt.Fprintln(w, "webhooks: no build information (built without module support)")
+		fmt.Fprintln(w, "no build information (built without module support)")
 		return
 	}
-	fmt.Fprintf(w, "webhooks %s\n", info.Main.Version)
 	settings := map[string]string{}
 	for _, s := range info.Settings {
 		settings[s.Key] = s.Value

@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"debug/buildinfo"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestWriteVersion: the version, then the revision from the VCS stamp, or
@@ -100,5 +105,93 @@ func TestVersion_Binary(t *testing.T) {
 		if !strings.HasPrefix(string(out), "webhooks "+info.Main.Version+"\n") || !strings.Contains(string(out), "revision "+rev) {
 			t.Errorf("webhooks %s: got\n%s\nwant version %s and revision %s", arg, out, info.Main.Version, rev)
 		}
+	}
+}
+
+// TestVersion_OneSource: the service says one version, the build's, that
+// `webhooks version` prints: in the User-Agent of a real attempt
+// (Factuarea-Webhooks/<version>), in the probe's (Factuarea-Webhooks-Probe/
+// <version>), as the tracing resource's service.version and in the
+// start-up line.
+func TestVersion_OneSource(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"version"}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(out.String(), "\n")
+	version, ok := strings.CutPrefix(first, "webhooks ")
+	if !ok || version == "" {
+		t.Fatalf("webhooks version: got %q, want webhooks <version> first", out.String())
+	}
+
+	c, collector := newOTLPCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
+	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "20") // ms: export at once
+	delivered := make(chan string, 1)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case delivered <- r.Header.Get("User-Agent"):
+		default:
+		}
+	}))
+	defer receiver.Close()
+	base, data, logs := serveInProcess(t, map[string]string{"WEBHOOKS_ALLOW_HTTP": "true", "WEBHOOKS_ALLOW_NETWORKS": "127.0.0.0/8"}, "-addr", "127.0.0.1:0")
+	if line := startupLine(t, logs.String()); !strings.Contains(line, " version="+version+" ") && !strings.HasSuffix(line, " version="+version) {
+		t.Errorf("start-up line %q: want version=%s", line, version)
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "admin.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(string(raw))
+	p := &process{url: base}
+	account := p.api(t, key, "POST", "/v1/accounts", map[string]any{"name": "Acme"}, 201)["id"].(string)
+	company := p.api(t, key, "POST", "/v1/companies", map[string]any{"account_id": account, "nif": "B12345674", "name": "Acme SL"}, 201)["id"].(string)
+	p.api(t, key, "POST", "/v1/companies/"+company+"/webhook_endpoints", map[string]any{"url": receiver.URL, "enabled_events": []string{"*"}}, 201)
+	p.api(t, key, "POST", "/v1/events", map[string]any{"type": "invoice.sent", "company_id": company, "data": map[string]any{"object": map[string]any{"id": "inv_1"}}}, 201)
+	select {
+	case ua := <-delivered:
+		if want := "Factuarea-Webhooks/" + version; ua != want {
+			t.Errorf("the attempt's User-Agent: got %q, want %q", ua, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delivery within 10 s")
+	}
+	deadline := time.After(10 * time.Second)
+	for len(c.serviceVersions()) == 0 {
+		select {
+		case <-c.signal:
+		case <-deadline:
+			t.Fatal("the collector got no span within 10 s")
+		}
+	}
+	for _, got := range c.serviceVersions() {
+		if got != version {
+			t.Errorf("the tracing resource's service.version: got %q, want %q", got, version)
+		}
+	}
+
+	probed := make(chan string, 64)
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case probed <- r.Header.Get("User-Agent"):
+		default:
+		}
+	}))
+	defer target.Close()
+	// A receiver that takes everything fails the probe: only its requests
+	// matter here.
+	run(context.Background(), []string{"probe", "--url", target.URL, "--secret", "whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "--repeat", "1"}, io.Discard, io.Discard)
+	close(probed)
+	n := 0
+	for ua := range probed {
+		n++
+		if want := "Factuarea-Webhooks-Probe/" + version; ua != want {
+			t.Errorf("the probe's User-Agent: got %q, want %q", ua, want)
+			break
+		}
+	}
+	if n == 0 {
+		t.Error("the probe sent no request")
 	}
 }

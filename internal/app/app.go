@@ -34,6 +34,8 @@ type URLChecker interface {
 // Config configures an App.
 type Config struct {
 	Store Store
+	// Registrar registers the producers' events (queue.Registrar).
+	Registrar Registrar
 	// URLs checks endpoint URLs when they are set. Nil checks nothing
 	// (tests of other things only).
 	URLs URLChecker
@@ -45,17 +47,19 @@ type Config struct {
 	// Sessions signs portal links; PublicURL is the base of those links.
 	Sessions  *session.Signer
 	PublicURL string
-	// Wake, if set, tells the delivery engine that deliveries are due now.
+	// Wake, if set, tells the delivery engines that deliveries are due
+	// now (this process's, and the others' if it has no room for them).
 	Wake func()
+	// WakeOutbox, if set, tells what drains the outbox (DrainOutbox) that
+	// a transaction stored entries in it; Drained, if set, is called after
+	// DrainOutbox acted on entries (tests wait on it).
+	WakeOutbox func()
+	Drained    func()
 	// Registered, if set, is called for each event registered (metrics).
 	Registered func()
 	// Policy is the engine's retry schedule, which an outage rehearsal
 	// compresses (SPEC 17).
 	Policy webhooks.RetryPolicy
-	// DisableAfter is how long every attempt to an endpoint must have
-	// failed before the engine's observations disable it (SPEC 14); zero
-	// never does.
-	DisableAfter time.Duration
 	// Tracing makes a span of each registration (nil: tracing off).
 	Tracing *tracing.Tracing
 	Now     func() time.Time
@@ -86,6 +90,12 @@ func New(cfg Config) *App {
 	}
 	if cfg.Registered == nil {
 		cfg.Registered = func() {}
+	}
+	if cfg.Drained == nil {
+		cfg.Drained = func() {}
+	}
+	if cfg.WakeOutbox == nil {
+		cfg.WakeOutbox = func() {}
 	}
 	a := &App{cfg: cfg}
 	if cfg.AdminKey != "" {

@@ -19,12 +19,8 @@ var t0 = time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
 // the path, the platform's actions are the admin's alone, and only the
 // admin key and live account keys authenticate.
 func TestCallers(t *testing.T) {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "app.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	a := app.New(app.Config{Store: st, AdminKey: "the-admin-key", Sessions: session.NewSigner("the-admin-key"),
+	st := openStack(t)
+	a := app.New(app.Config{Store: st, Registrar: st, AdminKey: "the-admin-key", Sessions: session.NewSigner("the-admin-key"),
 		PublicURL: "https://hooks.example.com", Now: func() time.Time { return t0.Add(time.Hour) }})
 	ctx := t.Context()
 
@@ -108,4 +104,16 @@ func TestCallers(t *testing.T) {
 	if err != nil || link.Expires != t0.Add(2*time.Hour) {
 		t.Errorf("CreatePortalSession: got %+v, %v, want a link expiring an hour from now", link, err)
 	}
+}
+
+// openStack opens a SQLite store in a temporary folder, under a queue
+// core, as the service runs it.
+func openStack(tb testing.TB) storetest.Store {
+	tb.Helper()
+	st, err := sqlite.Open(tb.Context(), filepath.Join(tb.TempDir(), "app.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	return storetest.Stack(tb, st)
 }

@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +11,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
-	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/queue"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -20,28 +19,24 @@ import (
 // endpoint takes every event, counting the events it reports registered.
 type batchFixture struct {
 	app        *app.App
-	store      app.Store
+	store      storetest.Store
 	company    *webhooks.Company
 	registered atomic.Int64
 }
 
 // newBatchFixture opens the fixture; wrap, if set, stands between the use
-// cases and the store.
-func newBatchFixture(t *testing.T, wrap func(app.Store) app.Store) *batchFixture {
+// cases and the registrar.
+func newBatchFixture(t *testing.T, wrap func(app.Registrar) app.Registrar) *batchFixture {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "app.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := openStack(t)
 	acc := storetest.MustCreateAccount(t, st, "")
 	f := &batchFixture{store: st, company: storetest.MustCreateCompany(t, st, acc.ID)}
 	storetest.MustCreateEndpoint(t, st, storetest.NewCompanyEndpoint(f.company.ID, "*"))
-	var s app.Store = st
+	var r app.Registrar = st
 	if wrap != nil {
-		s = wrap(st)
+		r = wrap(st)
 	}
-	f.app = app.New(app.Config{Store: s, AdminKey: "the-admin-key", Now: func() time.Time { return t0.Add(time.Hour) },
+	f.app = app.New(app.Config{Store: st, Registrar: r, AdminKey: "the-admin-key", Now: func() time.Time { return t0.Add(time.Hour) },
 		Registered: func() { f.registered.Add(1) }})
 	return f
 }
@@ -172,14 +167,14 @@ func TestRegisterEventsRefused(t *testing.T) {
 // batch that registered its events one after the other would never get
 // there.
 type barrierStore struct {
-	app.Store
+	app.Registrar
 	n       int
 	mu      sync.Mutex
 	waiting int
 	all     chan struct{}
 }
 
-func (s *barrierStore) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
+func (s *barrierStore) Register(ctx context.Context, r queue.Registration) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	s.mu.Lock()
 	if s.waiting++; s.waiting == s.n {
 		close(s.all)
@@ -190,14 +185,16 @@ func (s *barrierStore) RegisterEvent(ctx context.Context, ev *webhooks.Event, ke
 	case <-time.After(5 * time.Second):
 		return nil, nil, false, webhooks.Errorf(webhooks.EINTERNAL, "RegisterEvent: the other registrations of the batch never came")
 	}
-	return s.Store.RegisterEvent(ctx, ev, key)
+	return s.Registrar.Register(ctx, r)
 }
 
 // TestRegisterEventsConcurrently: the events of a batch reach the store
 // together, so that its group commit can write them in one transaction.
 func TestRegisterEventsConcurrently(t *testing.T) {
 	const n = 20
-	f := newBatchFixture(t, func(s app.Store) app.Store { return &barrierStore{Store: s, n: n, all: make(chan struct{})} })
+	f := newBatchFixture(t, func(r app.Registrar) app.Registrar {
+		return &barrierStore{Registrar: r, n: n, all: make(chan struct{})}
+	})
 	in := make([]app.EventInput, n)
 	for i := range in {
 		in[i] = f.event("invoice.sent", "")
@@ -216,15 +213,15 @@ func TestRegisterEventsConcurrently(t *testing.T) {
 // unavailableStore answers RegisterEvent as a database that does not
 // answer, for the events down says.
 type unavailableStore struct {
-	app.Store
+	app.Registrar
 	down func(ev *webhooks.Event) bool
 }
 
-func (s *unavailableStore) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
-	if s.down(ev) {
+func (s *unavailableStore) Register(ctx context.Context, r queue.Registration) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
+	if s.down(r.Event) {
 		return nil, nil, false, webhooks.ErrUnavailable
 	}
-	return s.Store.RegisterEvent(ctx, ev, key)
+	return s.Registrar.Register(ctx, r)
 }
 
 // TestRegisterEventsUnavailable: when the database answers for no event,
@@ -233,8 +230,8 @@ func (s *unavailableStore) RegisterEvent(ctx context.Context, ev *webhooks.Event
 // some only, those are the outcomes that say so, and the others are
 // registered (sending the whole batch again would register them twice).
 func TestRegisterEventsUnavailable(t *testing.T) {
-	f := newBatchFixture(t, func(s app.Store) app.Store {
-		return &unavailableStore{Store: s, down: func(ev *webhooks.Event) bool { return ev.Type != "invoice.sent" }}
+	f := newBatchFixture(t, func(r app.Registrar) app.Registrar {
+		return &unavailableStore{Registrar: r, down: func(ev *webhooks.Event) bool { return ev.Type != "invoice.sent" }}
 	})
 	ctx := t.Context()
 	if _, err := f.app.RegisterEvents(ctx, app.Admin(), []app.EventInput{f.event("invoice.paid", ""), f.event("invoice.voided", "")}); webhooks.ErrorCode(err) != webhooks.EUNAVAILABLE {

@@ -8,49 +8,28 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/catalog"
+	"github.com/factuarea/webhooks/internal/queue"
 )
 
 // The event-type catalog on the registration path. Registration is hot
 // (thousands a second) and the catalog changes seldom, so the use cases
 // check events against a catalog held in memory, compiled once per
-// version, and read no catalog from the database per event. The store
-// makes that exact: the event is registered with the version it was
-// checked against (WithCatalogVersion), and a store whose catalog has
-// another version in the registering transaction registers nothing and
-// answers ErrCatalogChanged; the use case then reads the catalog again and
+// version, and read no catalog from the database per event. The
+// registrar makes that exact: the event is registered with the version it
+// was checked against (queue.Registration.Catalog), and a registering
+// transaction that finds another version registers nothing and answers
+// queue.ErrCatalogChanged; the use case then reads the catalog again and
 // checks the event anew. A change made by another process on the same
 // database is so seen by the first registration after it, at the cost of
 // one refused attempt, and never missed. A refusal is not the store's to
 // check: the use case confirms it on the catalog read again (one query,
 // on refusals only).
 
-// ErrCatalogChanged is a store's answer to a registration checked against
-// a version of the catalog that is no longer the catalog's: nothing was
-// registered. The use cases check the event again; it never reaches a
-// caller.
-var ErrCatalogChanged = errors.New("app: the event-type catalog changed since the event was checked")
-
 // maxCatalogRetries bounds how many times one registration is checked
 // again because the catalog changed meanwhile: each retry reads the new
 // catalog, so only a catalog changing faster than a registration commits
 // could exhaust it.
 const maxCatalogRetries = 5
-
-type catalogVersionKey struct{}
-
-// WithCatalogVersion returns ctx for registering an event checked against
-// version v of the catalog (see Store.RegisterEvent).
-func WithCatalogVersion(ctx context.Context, v int64) context.Context {
-	return context.WithValue(ctx, catalogVersionKey{}, v)
-}
-
-// CatalogVersion returns the catalog version ctx's registration was
-// checked against; ok is false when it carries none (an exempt type, or a
-// store's own test), and the store then registers whatever the catalog.
-func CatalogVersion(ctx context.Context) (v int64, ok bool) {
-	v, ok = ctx.Value(catalogVersionKey{}).(int64)
-	return v, ok
-}
 
 // catalogs holds the catalog that events are checked against.
 type catalogs struct {
@@ -109,7 +88,7 @@ func (a *App) catalogChanged() { a.catalogs.current.Store(nil) }
 // the first one of a repeated key, and whether it was created now.
 func (a *App) register(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
 	if webhooks.CatalogExempt(ev.Type) {
-		return a.cfg.Store.RegisterEvent(ctx, ev, key)
+		return a.cfg.Registrar.Register(ctx, queue.Registration{Event: ev, Key: key})
 	}
 	for range maxCatalogRetries + 1 {
 		c, err := a.catalog(ctx)
@@ -130,8 +109,8 @@ func (a *App) register(ctx context.Context, ev *webhooks.Event, key *webhooks.Id
 			}
 			return nil, nil, false, err
 		}
-		got, ds, created, err := a.cfg.Store.RegisterEvent(WithCatalogVersion(ctx, c.Version()), ev, key)
-		if !errors.Is(err, ErrCatalogChanged) {
+		got, ds, created, err := a.cfg.Registrar.Register(ctx, queue.Registration{Event: ev, Key: key, Catalog: c.Version(), Checked: true})
+		if !errors.Is(err, queue.ErrCatalogChanged) {
 			return got, ds, created, err
 		}
 		a.catalogs.current.CompareAndSwap(c, nil)

@@ -91,11 +91,11 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 			return err
 		}
 		if action == webhooks.ActionRetry {
-			rearmed, err := tx.Rearm(ctx, []string{locked.ID}, now)
-			if err != nil {
+			locked.Rearm(now)
+			if err := tx.Rearm(ctx, []*webhooks.Delivery{locked}); err != nil {
 				return err
 			}
-			out = rearmed[0]
+			out = locked
 		} else {
 			out = locked.Replay(now)
 			if _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{out}); err != nil {
@@ -177,11 +177,10 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 		})
 		if len(ds) > 0 {
 			if action == webhooks.ActionRetry {
-				ids := make([]string, len(ds))
-				for i, d := range ds {
-					ids[i] = d.ID
+				for _, d := range ds {
+					d.Rearm(now)
 				}
-				_, err = tx.Rearm(ctx, ids, now)
+				err = tx.Rearm(ctx, ds)
 			} else {
 				rs := make([]*webhooks.Delivery, len(ds))
 				for i, d := range ds {

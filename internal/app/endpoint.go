@@ -249,7 +249,6 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 		u.URL = &check.URL
 	}
 	var updated *webhooks.Endpoint
-	var statusChanged bool
 	now := a.cfg.Now()
 	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
 		// Apply again to the endpoint as it is now: another change may
@@ -265,7 +264,6 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 			return err
 		}
 		e.Updated = now
-		statusChanged = old.Enabled() != e.Enabled()
 		switch {
 		case old.Enabled() && !e.Enabled():
 			e.Disable(webhooks.DisabledManual, now)
@@ -273,6 +271,9 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 			e.Enable()
 		}
 		if err := saveEndpoint(ctx, tx, old, &e, now); err != nil {
+			return err
+		}
+		if err := announceStatus(ctx, tx, c, old, &e, now); err != nil {
 			return err
 		}
 		for _, action := range webhooks.EndpointChangeActions(old, &e) {
@@ -286,30 +287,25 @@ func (a *App) UpdateEndpoint(ctx context.Context, c Caller, ref EndpointRef, u w
 	if err != nil {
 		return nil, refuse(err)
 	}
-	if statusChanged {
-		a.announceStatus(ctx, c, updated, oe.OwnerAccount, now)
+	if updated.Enabled() != oe.Enabled() {
+		a.cfg.WakeOutbox()
 	}
 	return updated, nil
 }
 
-// announceStatus registers the operational event of an endpoint's status
-// changed by a caller: webhook_endpoint.enabled or .disabled, with who did
-// it. The change is committed already: a failure is logged.
-func (a *App) announceStatus(ctx context.Context, c Caller, e *webhooks.Endpoint, account string, now time.Time) {
-	if e.Scope == webhooks.ScopePlatform {
-		return
+// announceStatus stores, in tx, the announcement of an endpoint's status
+// changed by a caller from old to e: webhook_endpoint.enabled or
+// .disabled, with who did it (none for a platform endpoint's).
+func announceStatus(ctx context.Context, tx Tx, c Caller, old, e *webhooks.Endpoint, now time.Time) error {
+	if old.Enabled() == e.Enabled() || e.Scope == webhooks.ScopePlatform {
+		return nil
 	}
 	typ := webhooks.EventEndpointEnabled
 	if !e.Enabled() {
 		typ = webhooks.EventEndpointDisabled
 	}
-	ev, err := webhooks.NewOperationalEvent(typ, e, account, webhooks.OperationalObject{Actor: webhooks.NewOperationalActor(c.Actor)}, now)
-	if err == nil {
-		err = a.registerOperational(ctx, []*webhooks.Event{ev})
-	}
-	if err != nil {
-		a.cfg.Logger.Error("endpoint health: registering "+typ+" failed", "endpoint_id", e.ID, "err", err)
-	}
+	ann := webhooks.NewAnnouncement(typ, e, webhooks.OperationalObject{Actor: webhooks.NewOperationalActor(c.Actor)}, now)
+	return tx.InsertOutbox(ctx, []*webhooks.OutboxEntry{ann})
 }
 
 // lockForChange locks an endpoint this transaction changes in a way that

@@ -2,187 +2,179 @@ package app
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// systemActor is the service itself, as the actor of what the engine does
-// to an endpoint: disable one that is dead.
+// systemActor is the service itself, as the actor of what it does to an
+// endpoint on its own: disable one that is dead.
 var systemActor = webhooks.Actor{Type: webhooks.ActorSystem}
 
-// ObserveAttempts acts on the stored attempt records the engine finds
-// noteworthy (SPEC 14): it registers the operational events they call for
-// (webhook_endpoint.failing once per episode, .recovered at the 2xx that
-// ends one, webhook_delivery.exhausted per delivery that ended
-// failed_permanently) and disables an endpoint that answered 410 Gone, or
-// whose every attempt has failed for Config.DisableAfter. Operational
-// events about a platform endpoint are not sent (they would go to the
-// platform endpoints, maybe to the failing one itself); a dead one is
-// still disabled. Errors are logged: the next failed attempt decides
-// again.
-func (a *App) ObserveAttempts(ctx context.Context, records []*webhooks.AttemptRecord) {
-	for _, r := range records {
-		if err := a.observe(ctx, r); err != nil {
-			a.cfg.Logger.Error("endpoint health: acting on an attempt failed", "endpoint_id", r.EndpointID,
-				"delivery_id", r.Attempt.DeliveryID, "err", err)
+// DrainOutbox acts on the outbox (SPEC 14): it registers the operational
+// events its entries announce, each routed to the platform endpoints like
+// any event (signed, retried, in the history), and disables the endpoints
+// they say are dead (answered 410 Gone, or failed every attempt for too
+// long; see webhooks.HealthRule), auditing and announcing each disable.
+// Each entry is acted on in the transaction that deletes it, so that a
+// crash at any instant neither loses an event nor registers it twice.
+// It takes up to limit entries, oldest first, and returns how many it
+// took: call it again while that is limit. An entry that fails is left
+// for the next call, and the others go on.
+func (a *App) DrainOutbox(ctx context.Context, limit int) (int, error) {
+	n, err := a.drainOutbox(ctx, limit, 0)
+	if err != nil && ctx.Err() == nil {
+		// One entry at a time, so that one that fails holds back no other.
+		n = 0
+		for skip := 0; skip < limit && ctx.Err() == nil; {
+			m, err := a.drainOutbox(ctx, 1, skip)
+			if err != nil {
+				a.cfg.Logger.Error("outbox: acting on an entry failed; it waits for the next drain", "err", err)
+				skip++ // it stays first: the next one is after it
+				continue
+			}
+			if m == 0 {
+				break
+			}
+			n += m
 		}
+		return n, nil
 	}
+	return n, err
 }
 
-func (a *App) observe(ctx context.Context, r *webhooks.AttemptRecord) error {
+// drainOutbox acts on up to limit entries, past the first skip, in one
+// transaction.
+func (a *App) drainOutbox(ctx context.Context, limit, skip int) (int, error) {
 	now := a.cfg.Now()
-	h := r.Health
-	if h == nil {
-		h = &webhooks.Health{}
+	var n int
+	var due bool
+	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
+		entries, err := tx.Outbox(ctx, limit+skip)
+		if err != nil {
+			return err
+		}
+		entries = entries[min(skip, len(entries)):]
+		n, due = len(entries), false
+		ids := make([]string, len(entries))
+		for i, e := range entries {
+			ids[i] = e.ID
+			pending, err := a.act(ctx, tx, e, now)
+			if err != nil {
+				return err
+			}
+			due = due || pending
+		}
+		return tx.DeleteOutbox(ctx, ids)
+	})
+	if err != nil {
+		return 0, err
 	}
-	exhausted := r.Transition.Status == webhooks.DeliveryFailedPermanently
-	reason := ""
-	switch {
-	case r.Attempt.ResponseStatus == http.StatusGone:
-		reason = webhooks.DisabledGone
-	case h.FailingFor(a.cfg.DisableAfter, now):
-		reason = webhooks.DisabledFailing
+	if due {
+		a.cfg.Wake()
 	}
-	if h.Failing == nil && h.Recovered == nil && !exhausted && reason == "" {
-		return nil // a failure of a failing endpoint, not yet dead: nothing to do
+	if n > 0 {
+		a.cfg.Drained()
 	}
-	ep, err := a.cfg.Store.FindEndpoint(ctx, r.EndpointID)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return nil // deleted since
+	return n, nil
+}
+
+// act acts on one outbox entry in tx, and reports whether it made
+// deliveries due. An entry about what no longer exists (a deleted
+// endpoint, company or account) does nothing.
+func (a *App) act(ctx context.Context, tx Tx, e *webhooks.OutboxEntry, now time.Time) (bool, error) {
+	if e.Kind == webhooks.OutboxDisable {
+		return a.disableDead(ctx, tx, e, now)
+	}
+	account := e.AccountID
+	if account == "" && e.CompanyID != "" {
+		co, err := tx.FindCompany(ctx, e.CompanyID)
+		if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		account = co.AccountID
+	}
+	ev, err := e.Event(account)
+	if err != nil {
+		return false, err
+	}
+	return registerIn(ctx, tx, ev, now)
+}
+
+// registerIn registers an operational event in tx, routed to the platform
+// endpoints, and reports whether it made deliveries due.
+func registerIn(ctx context.Context, tx Tx, ev *webhooks.Event, now time.Time) (bool, error) {
+	owners, err := tx.ReadOwners(ctx, []webhooks.OwnersKey{webhooks.OwnersKeyOf(ev)})
+	if err != nil {
+		return false, err
+	}
+	c, err := owners[0].Candidates(ev)
+	if webhooks.ErrorCode(err) == webhooks.EUNKNOWNACCOUNT {
+		return false, nil // the account was deleted since
 	} else if err != nil {
-		return err
+		return false, err
+	}
+	ds, err := webhooks.Route(ev, c, now)
+	if err != nil {
+		return false, err
+	}
+	if err := tx.InsertEvent(ctx, ev); err != nil {
+		return false, err
+	}
+	ds, err = tx.InsertDeliveries(ctx, ds)
+	return slices.ContainsFunc(ds, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }), err
+}
+
+// disableDead disables the endpoint of an OutboxDisable entry, if it is
+// still enabled, as a customer's PATCH would (its pending deliveries end
+// failed, nothing is lost), with the entry's reason and moment, audited
+// as the system's, and announces it: webhook_endpoint.disabled, whose id
+// is the entry's.
+func (a *App) disableDead(ctx context.Context, tx Tx, e *webhooks.OutboxEntry, now time.Time) (bool, error) {
+	ep, err := a.cfg.Store.FindEndpoint(ctx, e.EndpointID)
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+		return false, nil // deleted since
+	} else if err != nil {
+		return false, err
 	}
 	account, _, err := a.endpointAccount(ctx, ep)
-	if err != nil {
-		return err
-	}
-	notify := ep.Scope != webhooks.ScopePlatform
-	last := webhooks.NewOperationalTry(r.Attempt)
-	var events []*webhooks.Event
-	emit := func(typ string, about webhooks.Endpoint, obj webhooks.OperationalObject) error {
-		if !notify {
-			return nil
-		}
-		ev, err := webhooks.NewOperationalEvent(typ, &about, account, obj, now)
-		if err == nil {
-			events = append(events, ev)
-		}
-		return err
-	}
-	// The endpoint as the streak that fired the event was.
-	during := func(st *webhooks.Streak) webhooks.Endpoint {
-		about := *ep
-		about.FailureStreak, about.FailingSince = st.Length, st.Since
-		return about
-	}
-	// In the order the attempts made them: a batch may end an episode and
-	// begin the next, or begin one and end it.
-	streaks := []struct {
-		typ string
-		st  *webhooks.Streak
-	}{{webhooks.EventEndpointRecovered, h.Recovered}, {webhooks.EventEndpointFailing, h.Failing}}
-	if h.FailingFirst {
-		slices.Reverse(streaks)
-	}
-	for _, s := range streaks {
-		if s.st == nil {
-			continue
-		}
-		if err := emit(s.typ, during(s.st), webhooks.OperationalObject{LastAttempt: last}); err != nil {
-			return err
-		}
-	}
-	if exhausted && notify {
-		target, err := a.exhaustedDelivery(ctx, r.Attempt.DeliveryID)
-		if err != nil {
-			return err
-		}
-		if target != nil {
-			if err := emit(webhooks.EventDeliveryExhausted, *ep, webhooks.OperationalObject{LastAttempt: last, Delivery: target}); err != nil {
-				return err
-			}
-		}
-	}
-	if reason != "" && ep.Enabled() {
-		disabled, err := a.disable(ctx, ep, account, Caller{Actor: systemActor}, reason, now)
-		if err != nil {
-			return err
-		}
-		if disabled != nil {
-			if err := emit(webhooks.EventEndpointDisabled, *disabled, webhooks.OperationalObject{
-				Actor: webhooks.NewOperationalActor(systemActor), LastAttempt: last}); err != nil {
-				return err
-			}
-		}
-	}
-	return a.registerOperational(ctx, events)
-}
-
-// exhaustedDelivery describes the delivery id for its
-// webhook_delivery.exhausted, or returns nil if it is not
-// failed_permanently. An attempt's record says so when the attempt asked
-// for it, which the store may not have done: it drops a record whose
-// claim lapsed (another worker has the delivery), and keeps the end of a
-// delivery whose endpoint was disabled or deleted while the attempt was
-// in flight (Transition.OverridesEnd).
-func (a *App) exhaustedDelivery(ctx context.Context, id string) (*webhooks.OperationalTarget, error) {
-	d, err := a.cfg.Store.FindDelivery(ctx, id)
-	if err != nil || d.Status != webhooks.DeliveryFailedPermanently {
-		return nil, err
-	}
-	target := &webhooks.OperationalTarget{ID: d.ID, EventID: d.EventID, EventType: d.EventType, AttemptCount: d.AttemptCount}
-	if d.Reason != "" {
-		target.Reason = &d.Reason
-	}
-	if d.LastResponseStatus != 0 {
-		target.LastResponseStatus = &d.LastResponseStatus
-	}
-	return target, nil
-}
-
-// disable disables an enabled endpoint on the engine's behalf, as a
-// customer's PATCH would (its pending deliveries end failed, nothing is
-// lost), with the reason and the moment, audited as the system's. It
-// returns the endpoint disabled, or nil if it was not enabled any more.
-func (a *App) disable(ctx context.Context, ep *webhooks.Endpoint, account string, c Caller, reason string, now time.Time) (*webhooks.Endpoint, error) {
-	var out *webhooks.Endpoint
-	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
-		cur, err := lockForChange(ctx, tx, ep)
-		if err != nil || !cur.Enabled() {
-			return err
-		}
-		e := *cur
-		e.Disable(reason, now)
-		e.Updated = now
-		if err := saveEndpoint(ctx, tx, cur, &e, now); err != nil {
-			return err
-		}
-		out = &e
-		return insertAudit(ctx, tx, c.audit(account, webhooks.AuditEndpointDisabled, webhooks.TargetEndpoint, e.ID, now))
-	})
 	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return nil, nil
+		return false, nil
+	} else if err != nil {
+		return false, err
 	}
-	if out != nil {
-		a.cfg.Logger.Warn("endpoint health: endpoint disabled", "endpoint_id", ep.ID, "reason", reason,
-			"failing_since", out.FailingSince, "consecutive_failures", out.FailureStreak)
+	cur, err := lockForChange(ctx, tx, ep)
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+		return false, nil
+	} else if err != nil || !cur.Enabled() {
+		return false, err
 	}
-	return out, err
-}
-
-// registerOperational registers operational events, each routed to the
-// platform endpoints like any event (signed, retried, in the history).
-func (a *App) registerOperational(ctx context.Context, events []*webhooks.Event) error {
-	for _, ev := range events {
-		// Not counted by Registered: that counts the producer's events.
-		if _, _, _, err := a.cfg.Store.RegisterEvent(ctx, ev, nil); err != nil {
-			return err
-		}
+	disabled := *cur
+	disabled.Disable(e.Reason, e.At)
+	disabled.Updated = now
+	if err := saveEndpoint(ctx, tx, cur, &disabled, now); err != nil {
+		return false, err
 	}
-	return nil
+	system := Caller{Actor: systemActor}
+	if err := insertAudit(ctx, tx, system.audit(account, webhooks.AuditEndpointDisabled, webhooks.TargetEndpoint, ep.ID, now)); err != nil {
+		return false, err
+	}
+	a.cfg.Logger.Warn("endpoint health: endpoint disabled", "endpoint_id", ep.ID, "reason", e.Reason,
+		"failing_since", disabled.FailingSince, "consecutive_failures", disabled.FailureStreak)
+	if ep.Scope == webhooks.ScopePlatform {
+		return false, nil
+	}
+	ann := webhooks.NewAnnouncement(webhooks.EventEndpointDisabled, &disabled, webhooks.OperationalObject{
+		Actor: webhooks.NewOperationalActor(systemActor), LastAttempt: e.LastAttempt}, e.At)
+	ann.ID = e.ID
+	ev, err := ann.Event(account)
+	if err != nil {
+		return false, err
+	}
+	return registerIn(ctx, tx, ev, now)
 }
 
 // EnableAndRecover enables a disabled endpoint and recovers what it

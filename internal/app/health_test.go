@@ -2,7 +2,6 @@ package app_test
 
 import (
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
-	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -19,7 +17,7 @@ import (
 // attempts the tests record and observe as the engine would.
 type healthFixture struct {
 	t        *testing.T
-	st       *sqlite.Store
+	st       storetest.Store
 	a        *app.App
 	company  *webhooks.Company
 	ep       *webhooks.Endpoint
@@ -28,12 +26,8 @@ type healthFixture struct {
 }
 
 func newHealthFixture(t *testing.T) *healthFixture {
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "app.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	f := &healthFixture{t: t, st: st, a: app.New(app.Config{Store: st, AdminKey: "the-admin-key", Now: func() time.Time { return t0 }})}
+	st := openStack(t)
+	f := &healthFixture{t: t, st: st, a: app.New(app.Config{Store: st, Registrar: st, AdminKey: "the-admin-key", Now: func() time.Time { return t0 }})}
 	f.company = storetest.MustCreateCompany(t, st, storetest.MustCreateAccount(t, st, "").ID)
 	f.ep = storetest.MustCreateEndpoint(t, st, storetest.NewCompanyEndpoint(f.company.ID, "invoice.*"))
 	f.platform = storetest.MustCreateEndpoint(t, st, &webhooks.Endpoint{Scope: webhooks.ScopePlatform,
@@ -64,14 +58,16 @@ func (f *healthFixture) attempts(statuses ...int) {
 	f.record(records...)
 }
 
-// record stores a batch of records, as the engine does, and hands them to
-// the observer: all of them, whatever the store did with each.
+// record stores a batch of records, as the engine does, and drains the
+// outbox its transaction filled.
 func (f *healthFixture) record(records ...*webhooks.AttemptRecord) {
 	f.t.Helper()
 	if err := f.st.RecordAttempts(f.t.Context(), records); err != nil {
 		f.t.Fatal(err)
 	}
-	f.a.ObserveAttempts(f.t.Context(), records)
+	if _, err := f.a.DrainOutbox(f.t.Context(), 100); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // opEvents returns the types of the operational events registered since
@@ -89,14 +85,14 @@ func (f *healthFixture) opEvents() []string {
 	return types
 }
 
-// TestObserveAttempts_Order: when one batch of attempts both starts an
+// TestHealth_Order: when one batch of attempts both starts an
 // episode and ends one, webhook_endpoint.failing and .recovered are
 // registered in the order the attempts made them. Ending a failing
 // endpoint's episode and starting a new one leaves it failing (recovered,
 // then failing); starting one and ending it leaves it healthy (failing,
 // then recovered). The batch's attempts all start at the same moment, as
 // on a coarse or fake clock, so their times cannot tell the order.
-func TestObserveAttempts_Order(t *testing.T) {
+func TestHealth_Order(t *testing.T) {
 	const F, S = http.StatusServiceUnavailable, http.StatusOK
 	recoveredThenFailing := []string{webhooks.EventEndpointRecovered, webhooks.EventEndpointFailing}
 	failingThenRecovered := []string{webhooks.EventEndpointFailing, webhooks.EventEndpointRecovered}
@@ -124,13 +120,13 @@ func TestObserveAttempts_Order(t *testing.T) {
 	}
 }
 
-// TestObserveAttempts_Exhausted: webhook_delivery.exhausted fires for a
+// TestHealth_Exhausted: webhook_delivery.exhausted fires for a
 // delivery the store ended failed_permanently, and not for one whose
 // record asked for that but was not stored so (SPEC 14): its endpoint was
 // disabled while the attempt was in flight (the delivery stays failed,
 // endpoint_disabled), or its claim lapsed and another worker has it
 // (pending). The observer gets every record of the batch either way.
-func TestObserveAttempts_Exhausted(t *testing.T) {
+func TestHealth_Exhausted(t *testing.T) {
 	exhaust := webhooks.Transition{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonNonRetryableStatus}
 	for _, tc := range []struct {
 		name string

@@ -10,17 +10,6 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// ClusterKeys are the keys every process on one database shares: the
-// hash of the platform's admin key, stored by the first process to start,
-// and the key that signs portal links, session cookies and CSRF tokens.
-// Processes behind one load balancer therefore accept the same admin key
-// and each other's portal links, or refuse to start.
-type ClusterKeys struct {
-	AdminKeyHash []byte // SHA-256 of the admin key (hashKey)
-	PortalKey    []byte // 32 random bytes
-	Updated      time.Time
-}
-
 // Join outcomes: what JoinCluster did with the keys.
 const (
 	KeysCreated = "created" // this process is the database's first: its admin key is the cluster's

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 // Holdings is everything an account has endpoints under: its companies and
@@ -69,7 +70,7 @@ func (a *App) Holdings(ctx context.Context, c Caller, acct *webhooks.Account) (*
 // CountDeliveries counts the deliveries of h's endpoints created since, by
 // endpoint, state and bucket of time.
 func (a *App) CountDeliveries(ctx context.Context, h *Holdings, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
-	return a.cfg.Store.CountDeliveries(ctx, endpointIDs(h.All()), since, bucket)
+	return a.cfg.Store.CountDeliveries(ctx, endpointIDs(h.All()), since, bucket, driver.CountAll)
 }
 
 // EventDeliveries returns the deliveries of events to h's endpoints, by
@@ -102,7 +103,7 @@ func endpointIDs(eps []*webhooks.Endpoint) []string {
 // read (with Holdings or Endpoint), created since, by endpoint and bucket
 // of time. (When each endpoint began to fail is its failing_since.)
 func (a *App) CountRetrying(ctx context.Context, eps []*webhooks.Endpoint, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
-	return a.cfg.Store.CountRetrying(ctx, endpointIDs(eps), since, bucket)
+	return a.cfg.Store.CountDeliveries(ctx, endpointIDs(eps), since, bucket, driver.CountRetrying)
 }
 
 // LastAttempts returns the last attempt of each delivery of ds (read with

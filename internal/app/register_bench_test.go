@@ -27,11 +27,12 @@ func benchmarkRegisterEvent(b *testing.B, cfg app.Config, ctx func(context.Conte
 		b.Fatal(err)
 	}
 	defer st.Close()
-	cfg.Store = st
+	stack := storetest.Stack(b, st)
+	cfg.Store, cfg.Registrar = stack, stack
 	a := app.New(cfg)
-	account := storetest.MustCreateAccount(b, st, "")
-	company := storetest.MustCreateCompany(b, st, account.ID)
-	storetest.MustCreateEndpoint(b, st, storetest.NewCompanyEndpoint(company.ID, "*"))
+	account := storetest.MustCreateAccount(b, stack, "")
+	company := storetest.MustCreateCompany(b, stack, account.ID)
+	storetest.MustCreateEndpoint(b, stack, storetest.NewCompanyEndpoint(company.ID, "*"))
 	in := app.EventInput{Type: "invoice.sent", CompanyID: company.ID,
 		Object: json.RawMessage(`{"object": "invoice", "id": "inv_1", "number": "F-2026-0001", "total": "1210.00"}`)}
 	header := http.Header{"Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}

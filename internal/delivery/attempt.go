@@ -14,12 +14,14 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/build"
 	"github.com/factuarea/webhooks/receiver"
 	"github.com/factuarea/webhooks/signature"
 )
 
-// UserAgent identifies the sender.
-var UserAgent = "Factuarea-Webhooks/" + webhooks.Version
+// UserAgent identifies the sender, with the build's version (SPEC 4), the
+// one `webhooks version` prints.
+var UserAgent = "Factuarea-Webhooks/" + build.Version()
 
 // NewClient returns the client attempts are made with: redirects are never
 // followed (a 3xx is a retryable failure, and following one would let an
@@ -154,7 +156,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 			"delivery_id", d.ID, "endpoint_id", d.EndpointID, "event_id", d.EventID,
 			"attempt", a.Number, "status", a.ResponseStatus, "error", a.Error, "next_state", t.Status)
 	}
-	rec := &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+	rec := &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t, Delivery: d, Endpoint: c.Endpoint}
 	span.End(rec, outcome, end)
 	return rec
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/tracing"
 )
 
@@ -91,11 +92,11 @@ type Config struct {
 	// Limiter spaces the attempts to rate-limited endpoints. Nil: one of
 	// this process alone (right for a store only this process uses).
 	Limiter Limiter
-	// Observe, if set, receives the stored records that may change their
-	// endpoint's health (failing, recovered, 410 Gone, exhausted; SPEC 14),
-	// on a goroutine of the engine's own, in order: the application acts
-	// on them (see app.App.ObserveAttempts).
-	Observe func(context.Context, []*webhooks.AttemptRecord)
+	// Slots, if set, is the semaphore of the per-endpoint cap across every
+	// process on a shared database: an attempt starts only with a slot of
+	// it. Nil: this process's own count is the cap (a database only this
+	// process uses).
+	Slots driver.Semaphore
 	// Looked, if set, is called after each claim that looked for due
 	// deliveries, with the time it looked at and how many it claimed: a
 	// look at t that claimed none proves nothing was due at t (tests wait
@@ -124,8 +125,6 @@ type Engine struct {
 	running atomic.Bool
 	// storing is true while the dispatcher stores records (see Pace).
 	storing atomic.Bool
-	// observer hands records to Config.Observe (nil without it).
-	observer *observer
 	// waiting counts the attempts waiting for a rate-limited endpoint's
 	// next start; deferrals spreads the ones handed back (see throttle).
 	waiting   atomic.Int64
@@ -185,9 +184,6 @@ func New(cfg Config) *Engine {
 		slots:   newSlots(),
 		token:   webhooks.NewID(),
 	}
-	if cfg.Observe != nil {
-		e.observer = newObserver(cfg.Observe)
-	}
 	return e
 }
 
@@ -229,12 +225,6 @@ func (e *Engine) Run(ctx context.Context) error {
 	// Attempts outlive ctx: a SIGTERM lets them finish within the grace.
 	attemptCtx, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
-	if e.observer != nil {
-		// It stops after the last records are stored, below.
-		observeCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		go e.observer.run(observeCtx)
-		defer func() { stop(); <-e.observer.done }()
-	}
 	d := &dispatcher{Engine: e, attemptCtx: attemptCtx}
 	e.running.Store(true)
 	d.loop(ctx)
@@ -476,20 +466,29 @@ func (d *dispatcher) startHanded(claims []*webhooks.Claim) {
 
 // start starts the attempts of claims, whose slots are taken.
 func (d *dispatcher) start(claims []*webhooks.Claim) {
+	var ok []*webhooks.Claim
 	for _, c := range claims {
 		if d.slots.over(c.Endpoint.ID, d.cfg.PerEndpoint) {
-			// A store's hand-off, which the claim's transaction did not
-			// see (it had not committed), took the endpoint's last slot:
-			// this one goes back to the queue, due again shortly, rather
-			// than past the cap.
-			d.slots.ended(c.Endpoint.ID)
-			d.collect(result{claim: c, deferUntil: d.cfg.Now().Add(overCapDelay)})
+			// A registration's hand-off, which the claim's transaction did
+			// not see (it had not committed), took the endpoint's last
+			// slot: this one goes back to the queue, due again shortly,
+			// rather than past the cap.
+			d.overCap(c)
 			continue
 		}
+		ok = append(ok, c)
+	}
+	slots := d.acquire(ok)
+	for i, c := range ok {
+		if !slots[i].OK {
+			d.overCap(c) // every slot of the endpoint is taken, in this process or another
+			continue
+		}
+		slot := slots[i]
 		go func() {
 			if c.Endpoint.RateLimit > 0 {
 				if ok, until := d.throttle(d.attemptCtx, c); !ok {
-					d.slots.ended(c.Endpoint.ID)
+					d.ended(c, slot)
 					if d.attemptCtx.Err() != nil {
 						until = time.Time{} // shutdown: handed back as aborted
 					}
@@ -500,12 +499,51 @@ func (d *dispatcher) start(claims []*webhooks.Claim) {
 			rec := d.attempt(d.attemptCtx, c)
 			// The endpoint's slot frees as the attempt ends, not when the
 			// dispatcher, which may be storing records, takes its result.
-			d.slots.ended(c.Endpoint.ID)
+			d.ended(c, slot)
 			d.results <- result{claim: c, record: rec}
 		}()
 	}
 	if len(claims) > 0 {
 		d.cfg.Metrics.InFlight(int(d.inflight.Load()))
+	}
+}
+
+// overCap hands c back to the queue, due again about an attempt's time
+// later: its endpoint has no free slot.
+func (d *dispatcher) overCap(c *webhooks.Claim) {
+	d.slots.ended(c.Endpoint.ID)
+	d.collect(result{claim: c, deferUntil: d.cfg.Now().Add(overCapDelay)})
+}
+
+// acquire takes a slot of the cluster's semaphore for each claim (every
+// one is OK without a semaphore or a cap).
+func (d *dispatcher) acquire(claims []*webhooks.Claim) []driver.Slot {
+	out := make([]driver.Slot, len(claims))
+	if d.cfg.Slots == nil || d.cfg.PerEndpoint == 0 || len(claims) == 0 {
+		for i := range out {
+			out[i].OK = true
+		}
+		return out
+	}
+	endpoints := make([]string, len(claims))
+	for i, c := range claims {
+		endpoints[i] = c.Endpoint.ID
+	}
+	got, err := d.cfg.Slots.Acquire(d.attemptCtx, endpoints, d.cfg.PerEndpoint)
+	if err != nil {
+		// The semaphore does not answer: the attempts wait rather than go
+		// past the cap.
+		d.cfg.Logger.Warn("delivery: the endpoints' slots are not available; handing the deliveries back", "err", err)
+		return out
+	}
+	return got
+}
+
+// ended counts c's attempt as ended, and gives back its slot.
+func (d *dispatcher) ended(c *webhooks.Claim, slot driver.Slot) {
+	d.slots.ended(c.Endpoint.ID)
+	if d.cfg.Slots != nil && slot.Endpoint != "" {
+		d.cfg.Slots.Release([]driver.Slot{slot})
 	}
 }
 
@@ -547,9 +585,6 @@ func (d *dispatcher) stored() {
 	for _, rec := range d.records {
 		d.cfg.Metrics.Recorded(rec)
 	}
-	// Observed before Recorded tells anyone: a test that saw the records
-	// stored and the observer idle knows the observations are done.
-	d.observer.add(d.records)
 	if d.cfg.Recorded != nil && len(d.records) > 0 {
 		d.cfg.Recorded(d.records)
 	}

@@ -80,16 +80,16 @@ func decrement(m map[string]int, key string) {
 	}
 }
 
-// Lease implements app.Engine: it takes one of the engine's Concurrency
+// Lease implements queue.Engine: it takes one of the engine's Concurrency
 // slots and one of the endpoint's PerEndpoint, for a delivery the caller
 // inserts leased with the token until the returned time. The caller then
 // calls Hand once the insert committed, or Unlease.
 //
 // The per-endpoint count is this engine's attempts in flight (see slots),
-// which include its claims' from before they commit (ClaimRequest.Hold):
-// with one process, no attempt to the endpoint escapes it. On a database
-// that several processes share, the store also counts the endpoint's
-// leases there (see postgres.Store.SetEngine).
+// which include its claims' (ClaimRequest.Hold): with one process, no
+// attempt to the endpoint escapes it. On a database that several processes
+// share, an attempt also takes a slot of the cluster's semaphore before it
+// starts (Config.Slots).
 func (e *Engine) Lease(endpointID string, now time.Time) (string, time.Time, bool) {
 	if !e.running.Load() {
 		return "", time.Time{}, false
@@ -110,7 +110,7 @@ func (e *Engine) Lease(endpointID string, now time.Time) (string, time.Time, boo
 	return e.token, now.Add(e.cfg.Lease), true
 }
 
-// Unlease implements app.Engine.
+// Unlease implements queue.Engine.
 func (e *Engine) Unlease(endpointIDs []string) {
 	for _, id := range endpointIDs {
 		e.slots.ended(id)
@@ -119,16 +119,13 @@ func (e *Engine) Unlease(endpointIDs []string) {
 	}
 }
 
-// Hand implements app.Engine. It never blocks: the handed channel has room
+// Hand implements queue.Engine. It never blocks: the handed channel has room
 // for every slot.
 func (e *Engine) Hand(claims []*webhooks.Claim) {
 	if len(claims) > 0 {
 		e.handed <- claims
 	}
 }
-
-// PerEndpoint implements app.Engine.
-func (e *Engine) PerEndpoint() int { return e.cfg.PerEndpoint }
 
 // progress is closed, and replaced, each time the dispatcher stores
 // records (see Pace).
@@ -155,7 +152,7 @@ func (p *progress) signal() {
 	}
 }
 
-// Pace implements app.Engine.
+// Pace implements queue.Engine.
 func (e *Engine) Pace(ctx context.Context, full bool, max time.Duration) {
 	if !e.running.Load() {
 		return

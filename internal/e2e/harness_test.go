@@ -171,8 +171,15 @@ func (ts *testService) idle() {
 		if !quiet {
 			ts.svc.Engine.Wake()
 		}
-		return quiet && len(ts.recorded) >= recordedBefore+claimed && !ts.svc.Engine.Observing()
+		return quiet && len(ts.recorded) >= recordedBefore+claimed && ts.outboxEmpty()
 	})
+}
+
+// outboxEmpty reports whether the outbox is drained: every operational
+// event the records stored so far call for is registered.
+func (ts *testService) outboxEmpty() bool {
+	st, err := ts.svc.Store.QueueStats(context.Background(), ts.now())
+	return err == nil && st.Outbox == 0
 }
 
 // attempts returns how many attempt records were stored.

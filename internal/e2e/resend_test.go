@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/factuarea/webhooks/internal/service"
 	"github.com/factuarea/webhooks/signature"
 )
 
@@ -231,7 +232,9 @@ func TestReplay(t *testing.T) {
 func TestResendErrors(t *testing.T) {
 	t0 := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
 	clock, opt := stepClock(t0)
-	ts := startService(t, "", opt)
+	// The failing endpoints fail for months of the clock: they would be
+	// disabled (SPEC 14), which is not what this test is about.
+	ts := startService(t, "", opt, func(c *service.Config) { c.DisableAfter = -1 })
 	acme := ts.newAccount("Acme", "", "B12345674")
 	other := ts.newAccount("Other", "", "A58818501")
 	failing, _ := statusSink(t, 422)

@@ -46,9 +46,10 @@ func TestEndpoint_URLChange(t *testing.T) {
 	ts.must(200, "PATCH", ep.path, acme.key, object{"url": moved.URL + "/new"}, nil)
 	ts.advance(clock, time.Minute)
 	ts.settle(clock, ep.id)
-	got := moved.waitRequests(t, 1, 10*time.Second)
+	moved.waitRequests(t, 1, 10*time.Second)
 	ts.idle()
-	if got = moved.requests(); len(got) != 1 || got[0].header.Get("Factuarea-Event-Id") != events[1] {
+	got := moved.requests()
+	if len(got) != 1 || got[0].header.Get("Factuarea-Event-Id") != events[1] {
 		t.Fatalf("the new URL got %d requests (%v), want one: the retry of event %s", len(got), got, events[1])
 	}
 	if got[0].header.Get("Factuarea-Delivery-Id") != before[events[1]]["id"] {

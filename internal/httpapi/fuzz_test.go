@@ -11,11 +11,12 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/queue"
 )
 
-// renderStore is the store of FuzzEventJSON: RegisterEvent renders the
-// event in every payload version and envelope, as the real stores do when
-// they create its deliveries, and reports what fails.
+// renderStore is the store and the registrar of FuzzEventJSON: Register
+// renders the event in every payload version and envelope, as the real
+// registrar does when it creates its deliveries, and reports what fails.
 type renderStore struct {
 	app.Store  // nil: any other method panics
 	t          *testing.T
@@ -27,7 +28,8 @@ func (s *renderStore) Catalog(context.Context) (int64, []*webhooks.EventType, er
 	return 0, nil, nil
 }
 
-func (s *renderStore) RegisterEvent(_ context.Context, ev *webhooks.Event, _ *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
+func (s *renderStore) Register(_ context.Context, r queue.Registration) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
+	ev := r.Event
 	s.registered++
 	if ev.AccountID == "" {
 		ev.AccountID = webhooks.NewID() // the store fills it from the company
@@ -99,7 +101,7 @@ func FuzzEventJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		store := &renderStore{t: t}
 		now := func() time.Time { return time.Unix(1790590561, 0) }
-		s := &Server{App: app.New(app.Config{Store: store, Now: now}), Now: now}
+		s := &Server{App: app.New(app.Config{Store: store, Registrar: store, Now: now}), Now: now}
 		w := httptest.NewRecorder()
 		r := httptest.NewRequest("POST", "/v1/events", bytes.NewReader(body))
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)

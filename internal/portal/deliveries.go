@@ -16,6 +16,8 @@ const deliveriesPageSize = 25
 // newest first, and its actions.
 type DeliveriesPage struct {
 	Base
+	// Words says the retry policy.
+	Words    words
 	Endpoint EndpointView
 	Health   Health
 	Status   string // the filter
@@ -85,6 +87,7 @@ func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *re
 	}
 	p := &DeliveriesPage{
 		Base:         Base{Title: shortURL(ep.URL), Nav: "endpoints"},
+		Words:        c.words,
 		Endpoint:     endpointView(ep, co, c.now),
 		Status:       status,
 		RecoverSince: c.now.Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04"),
@@ -117,9 +120,9 @@ func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *re
 		return err
 	}
 	for _, d := range l.Data {
-		row := deliveryRow(d, ep.Scope, last[d.ID], c.now)
+		row := deliveryRow(d, ep.Scope, last[d.ID], c.now, c.words)
 		if d.Resendable() {
-			row.Replayed = replayedView(d, sameEvent[d.EventID], c.now)
+			row.Replayed = replayedView(d, sameEvent[d.EventID], c.now, c.words)
 		}
 		p.Rows = append(p.Rows, row)
 	}

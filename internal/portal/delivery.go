@@ -87,7 +87,7 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 	p := &DeliveryPage{
 		Base:         Base{Title: d.EventType + " delivery", Nav: "endpoints"},
 		Endpoint:     endpointView(ep, co, c.now),
-		Delivery:     deliveryRow(d, ep.Scope, last, c.now),
+		Delivery:     deliveryRow(d, ep.Scope, last, c.now, c.words),
 		Relationship: string(d.Relationship),
 		EventCreated: timeView(ev.Created, c.now),
 		Body:         string(d.Body),
@@ -100,7 +100,7 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 	if d.ReplayOf != "" {
 		p.ReplayOfLink = deliveryPath(ep.ID, d.ReplayOf)
 	}
-	p.sendOutcome(r.URL.Query().Get("notice"), d, last, c.now)
+	p.sendOutcome(r.URL.Query().Get("notice"), d, last, c.now, c.words)
 	for _, a := range slices.Backward(d.Attempts) {
 		p.Attempts = append(p.Attempts, attemptView(ctx, a, d, ep, c))
 	}

@@ -92,7 +92,7 @@ func (h *Handler) handleEvents(w http.ResponseWriter, r *http.Request, c *reqCtx
 		slices.SortStableFunc(ds, func(a, b *webhooks.Delivery) int { return cmp.Compare(order[a.EndpointID], order[b.EndpointID]) })
 		for _, d := range ds {
 			row.Deliveries = append(row.Deliveries, EventDelivery{
-				Link: deliveryPath(d.EndpointID, d.ID), Endpoint: names[d.EndpointID], State: stateView(d), Replay: d.ReplayOf != "",
+				Link: deliveryPath(d.EndpointID, d.ID), Endpoint: names[d.EndpointID], State: stateView(d, c.words), Replay: d.ReplayOf != "",
 			})
 		}
 		p.Rows = append(p.Rows, row)

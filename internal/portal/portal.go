@@ -39,13 +39,17 @@ type Config struct {
 	// PublicURL is the service's public base URL; when it is https the
 	// session cookie is Secure.
 	PublicURL string
-	Now       func() time.Time
-	Logger    *slog.Logger
+	// Policy is the retry schedule the service runs, which the pages
+	// describe (zero: the spec's).
+	Policy webhooks.RetryPolicy
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 // Handler serves the portal under /portal/.
 type Handler struct {
 	cfg    Config
+	words  words
 	mux    *http.ServeMux
 	pages  map[string]*pageTemplate
 	css    string // the stylesheet's path, with its content hash
@@ -139,6 +143,7 @@ type reqCtx struct {
 	caller  app.Caller
 	account *webhooks.Account
 	now     time.Time
+	words   words // the policy's, in words
 }
 
 type handlerFunc func(w http.ResponseWriter, r *http.Request, c *reqCtx) error
@@ -203,7 +208,7 @@ func (h *Handler) signedIn(fn handlerFunc, post bool) http.HandlerFunc {
 			h.fail(w, r, nil, err)
 			return
 		}
-		c := &reqCtx{sess: sess, caller: caller, account: acct, now: h.cfg.Now()}
+		c := &reqCtx{sess: sess, caller: caller, account: acct, now: h.cfg.Now(), words: h.words}
 		if err := fn(w, r, c); err != nil {
 			h.fail(w, r, c, err)
 		}

@@ -70,21 +70,21 @@ func setup(t *testing.T) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bundle{store: st, sessions: session.NewSigner("test-admin-key"), clock: &clock{now: t0.Add(time.Hour)}}
+	b := &bundle{store: storetest.Stack(t, st), sessions: session.NewSigner("test-admin-key"), clock: &clock{now: t0.Add(time.Hour)}}
 	h, err := portal.New(portal.Config{App: b.app(), Sessions: b.sessions, Now: b.clock.Now, AllowHTTP: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b.server = httptest.NewServer(h)
 	t.Cleanup(b.server.Close)
-	b.a, b.b = newTenant(t, st), newTenant(t, st)
+	b.a, b.b = newTenant(t, b.store), newTenant(t, b.store)
 	return b
 }
 
 // app is the use-case layer the portal calls, on the bundle's store and
 // clock.
 func (b *bundle) app() *app.App {
-	return app.New(app.Config{Store: b.store, AllowHTTP: true, Now: b.clock.Now})
+	return app.New(app.Config{Store: b.store, Registrar: b.store, AllowHTTP: true, Now: b.clock.Now})
 }
 
 func newTenant(t *testing.T, st storetest.Store) tenant {

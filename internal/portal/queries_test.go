@@ -12,6 +12,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
@@ -66,14 +67,9 @@ func (s *countingStore) ListAccountEndpoints(ctx context.Context, accountID stri
 	return s.Store.ListAccountEndpoints(ctx, accountID)
 }
 
-func (s *countingStore) CountDeliveries(ctx context.Context, ids []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+func (s *countingStore) CountDeliveries(ctx context.Context, ids []string, since time.Time, bucket time.Duration, f driver.CountFilter) ([]webhooks.DeliveryCount, error) {
 	s.read()
-	return s.Store.CountDeliveries(ctx, ids, since, bucket)
-}
-
-func (s *countingStore) CountRetrying(ctx context.Context, ids []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
-	s.read()
-	return s.Store.CountRetrying(ctx, ids, since, bucket)
+	return s.Store.CountDeliveries(ctx, ids, since, bucket, f)
 }
 
 func (s *countingStore) LastAttempts(ctx context.Context, ids []string) ([]*webhooks.Attempt, error) {
@@ -103,11 +99,12 @@ func (s *countingStore) ListEventDeliveries(ctx context.Context, events, endpoin
 // page, however many of its deliveries failed without an answer.
 func TestPages_Queries(t *testing.T) {
 	reads := func(companies int) map[string]int64 {
-		st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "portal.db"))
+		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "portal.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { st.Close() })
+		t.Cleanup(func() { db.Close() })
+		st := storetest.Stack(t, db)
 		a := storetest.MustCreateAccount(t, st, "")
 		storetest.MustCreateEndpoint(t, st, storetest.NewAccountEndpoint(a.ID, nil, "*"))
 		var failing *webhooks.Endpoint

@@ -163,7 +163,7 @@ func (h *Handler) renderError(w http.ResponseWriter, r *http.Request, c *reqCtx,
 		if sess, err := h.session(r); err == nil && c == nil {
 			caller := app.PortalCaller(sess)
 			if a, err := h.cfg.App.Account(r.Context(), caller, sess.AccountID); err == nil {
-				c = &reqCtx{sess: sess, caller: caller, account: a, now: h.cfg.Now()}
+				c = &reqCtx{sess: sess, caller: caller, account: a, now: h.cfg.Now(), words: h.words}
 			}
 		}
 	}

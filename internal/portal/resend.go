@@ -25,7 +25,7 @@ func (h *Handler) replayed(ctx context.Context, ep *webhooks.Endpoint, d *webhoo
 	if err != nil {
 		return nil, err
 	}
-	return replayedView(d, sameEvent[d.EventID], c.now), nil
+	return replayedView(d, sameEvent[d.EventID], c.now, c.words), nil
 }
 
 // ConfirmResendPage asks before replaying an event that a replay already
@@ -53,7 +53,7 @@ func (h *Handler) handleConfirmResend(w http.ResponseWriter, r *http.Request, c 
 	}
 	h.render(w, r, c, http.StatusOK, "confirm_resend", &ConfirmResendPage{
 		Base:     Base{Title: "Replay again?", Nav: "endpoints"},
-		Endpoint: endpointView(oe.Endpoint, oe.Company, c.now), Delivery: deliveryRow(d, oe.Scope, nil, c.now),
+		Endpoint: endpointView(oe.Endpoint, oe.Company, c.now), Delivery: deliveryRow(d, oe.Scope, nil, c.now, c.words),
 		Replayed: replayed, Action: path + "/resend", Cancel: path, Label: resendLabel(oe.Scope),
 	})
 	return nil
@@ -84,9 +84,9 @@ func (h *Handler) resendTarget(r *http.Request, c *reqCtx) (*app.OwnedEndpoint, 
 // of the redirect that ends one), from what became of the delivery since:
 // sent and not yet answered (the page reloads itself a while, until it
 // is), delivered, or failed, in the error style and saying how.
-func (p *DeliveryPage) sendOutcome(notice string, d *webhooks.Delivery, last *webhooks.Attempt, now time.Time) {
+func (p *DeliveryPage) sendOutcome(notice string, d *webhooks.Delivery, last *webhooks.Attempt, now time.Time, w words) {
 	if notice == "rehearsal_started" {
-		p.Info = "Outage rehearsal started: this ping follows the whole retry schedule, 8 attempts, compressed into about ten minutes, " +
+		p.Info = "Outage rehearsal started: this ping follows the whole retry schedule, " + w.Attempts + ", compressed into about ten minutes, " +
 			"each recorded below. Keep your receiver down to watch the retries and the exhaustion (and the operational events your platform gets), " +
 			"then bring it back and use Recover on the endpoint's page."
 		return
@@ -109,7 +109,7 @@ func (p *DeliveryPage) sendOutcome(notice string, d *webhooks.Delivery, last *we
 			p.Refresh = 2
 		}
 	case d.Reason == webhooks.ReasonEndpointDisabled || d.Reason == webhooks.ReasonEndpointDeleted:
-		p.Error = what + " not attempted. " + reasonText(d.Reason)
+		p.Error = what + " not attempted. " + reasonText(d.Reason, w)
 	case d.Status == webhooks.DeliveryDelivered:
 		p.Notice = what + " delivered to your endpoint: " + answerText(last) + "."
 	case d.Status == webhooks.DeliveryPending:

@@ -20,7 +20,7 @@ func TestReplayedView(t *testing.T) {
 	failedFirst := replay("d3", webhooks.DeliveryFailed, -40)
 	sending := replay("d4", webhooks.DeliveryPending, -1)
 
-	if v := replayedView(original, []*webhooks.Delivery{original}, now); v != nil {
+	if v := replayedView(original, []*webhooks.Delivery{original}, now, defaultWords); v != nil {
 		t.Errorf("no replay: got %+v, want nil", v)
 	}
 	for _, tc := range []struct {
@@ -41,7 +41,7 @@ func TestReplayedView(t *testing.T) {
 		{"a failed replay replayed", failedFirst, []*webhooks.Delivery{original, failedFirst, delivered}, "d1", "Replayed: delivered to your endpoint", true, 1},
 		{"the last replay", failedLater, []*webhooks.Delivery{original, failedFirst, delivered, failedLater}, "", "", false, 0},
 	} {
-		v := replayedView(tc.d, tc.sameEvent, now)
+		v := replayedView(tc.d, tc.sameEvent, now, defaultWords)
 		if tc.link == "" {
 			if v != nil {
 				t.Errorf("%s: got %+v, want nil", tc.name, v)
@@ -90,7 +90,7 @@ func TestSendOutcome(t *testing.T) {
 		{name: "another notice", notice: "updated", d: webhooks.Delivery{Status: webhooks.DeliveryFailed}},
 	} {
 		p := &DeliveryPage{}
-		p.sendOutcome(tc.notice, &tc.d, tc.last, now)
+		p.sendOutcome(tc.notice, &tc.d, tc.last, now, defaultWords)
 		if p.Notice != tc.notice2 || !strings.HasPrefix(p.Info, tc.info) || (tc.info == "") != (p.Info == "") || p.Error != tc.fail || (p.Refresh > 0) != tc.refresh {
 			t.Errorf("%s: got notice %q, info %q, error %q, refresh %d; want %q, %q…, %q, refresh %t",
 				tc.name, p.Notice, p.Info, p.Error, p.Refresh, tc.notice2, tc.info, tc.fail, tc.refresh)

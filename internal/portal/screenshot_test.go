@@ -34,7 +34,7 @@ var demoNow = time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
 // answers 503 since three and a half hours ago, and the firm's own has
 // refused connections for the last 80 minutes.
 type demo struct {
-	store                   *sqlite.Store
+	store                   storetest.Store
 	account                 *webhooks.Account
 	panaderia, talleres     *webhooks.Company
 	firm, bakery, workshop  *webhooks.Endpoint
@@ -62,9 +62,10 @@ func newDemo(t *testing.T) *demo {
 	}
 	t.Cleanup(func() { st.Close() })
 	ctx := t.Context()
-	d := &demo{store: st}
+	stack := storetest.Stack(t, st)
+	d := &demo{store: stack}
 	created := demoNow.Add(-40 * 24 * time.Hour)
-	uc := app.New(app.Config{Store: st, Now: func() time.Time { return created }})
+	uc := app.New(app.Config{Store: stack, Registrar: stack, Now: func() time.Time { return created }})
 	admin := app.Admin()
 	var err2 error
 	d.account, err2 = uc.CreateAccount(ctx, admin, "Gestoría Ribera", "")
@@ -145,7 +146,7 @@ func newDemo(t *testing.T) *demo {
 				series, 880+i/6, number, []string{"Hostal La Plaza", "Cafetería Central", "Frutas Ortiz SL", "Transportes Vega"}[(i/6)%4], total)),
 		}
 		must(t, ev.Validate())
-		_, ds, _, err := st.RegisterEvent(ctx, ev, nil)
+		_, ds, _, err := stack.RegisterEvent(ctx, ev, nil)
 		must(t, err)
 		d.registrations++
 		for _, dl := range ds {
@@ -187,7 +188,7 @@ func newDemo(t *testing.T) *demo {
 	slices.SortStableFunc(plan, func(a, b plannedAttempt) int { return a.at.Compare(b.at) })
 	for _, p := range plan {
 		token := webhooks.NewID()
-		claims, err := st.ClaimDeliveries(ctx, webhooks.ClaimRequest{Now: p.at, Limit: 1000, Token: token, LeaseUntil: p.at.Add(time.Minute)})
+		claims, err := stack.ClaimDeliveries(ctx, webhooks.ClaimRequest{Now: p.at, Limit: 1000, Token: token, LeaseUntil: p.at.Add(time.Minute)})
 		must(t, err)
 		var mine *webhooks.Claim
 		var others []string
@@ -202,9 +203,9 @@ func newDemo(t *testing.T) *demo {
 			t.Fatalf("delivery %s not due at %s", p.delivery, p.at)
 		}
 		if len(others) > 0 {
-			must(t, st.ReleaseClaims(ctx, token, others))
+			must(t, stack.ReleaseClaims(ctx, token, others))
 		}
-		must(t, st.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: token, EndpointID: mine.Endpoint.ID, Transition: p.then, Attempt: &webhooks.Attempt{
+		must(t, stack.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: token, EndpointID: mine.Endpoint.ID, Transition: p.then, Attempt: &webhooks.Attempt{
 			DeliveryID: p.delivery, Number: mine.Delivery.AttemptCount + 1, StartedAt: p.at, Duration: p.took,
 			ResponseStatus: p.status, ResponseBody: p.body, Error: p.err,
 		}}}))
@@ -213,10 +214,10 @@ func newDemo(t *testing.T) *demo {
 	// The bakery fixed its route and replayed the refused invoice an hour
 	// later: the replay was delivered.
 	replayAt := d.refused.Created.Add(time.Hour)
-	replay, err := app.New(app.Config{Store: st, Now: func() time.Time { return replayAt }}).Resend(ctx, admin, app.EndpointRef{ID: d.bakery.ID}, d.refused.ID, "")
+	replay, err := app.New(app.Config{Store: stack, Registrar: stack, Now: func() time.Time { return replayAt }}).Resend(ctx, admin, app.EndpointRef{ID: d.bakery.ID}, d.refused.ID, "")
 	must(t, err)
-	claim := storetest.MustClaimOne(t, st, replay.ID, replayAt)
-	must(t, st.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: claim.Token, Transition: webhooks.Transition{Status: webhooks.DeliveryDelivered},
+	claim := storetest.MustClaimOne(t, stack, replay.ID, replayAt)
+	must(t, stack.RecordAttempts(ctx, []*webhooks.AttemptRecord{{Token: claim.Token, Transition: webhooks.Transition{Status: webhooks.DeliveryDelivered},
 		Attempt: &webhooks.Attempt{DeliveryID: replay.ID, Number: 1, StartedAt: replayAt, Duration: 142 * time.Millisecond,
 			ResponseStatus: 200, ResponseBody: `{"received":true}`, Manual: true}}}))
 	return d

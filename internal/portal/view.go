@@ -102,8 +102,8 @@ type StateView struct {
 	Reason string // why it ended undelivered, in words
 }
 
-func stateView(d *webhooks.Delivery) StateView {
-	s := StateView{Status: d.Status, Reason: reasonText(d.Reason)}
+func stateView(d *webhooks.Delivery, w words) StateView {
+	s := StateView{Status: d.Status, Reason: reasonText(d.Reason, w)}
 	if d.Reason == webhooks.ReasonScheduleExhausted && d.Rehearsal() {
 		// Its schedule was compressed: the attempts took minutes, not days.
 		s.Reason = "All automatic attempts failed, on an outage rehearsal's schedule compressed into about ten minutes."
@@ -111,7 +111,7 @@ func stateView(d *webhooks.Delivery) StateView {
 	switch d.Status {
 	case webhooks.DeliveryPending:
 		s.Label, s.Class = "Pending", "pending"
-		if retrying(d) {
+		if d.Retrying() {
 			s.Label, s.Class = "Retrying", "retrying"
 		}
 	case webhooks.DeliveryDelivered:
@@ -126,23 +126,15 @@ func stateView(d *webhooks.Delivery) StateView {
 	return s
 }
 
-// retrying reports whether a delivery is being retried: pending, after a
-// failed attempt, for the schedule's next (a send by hand under way is
-// not a retry of the schedule's). The stores' CountRetrying counts by the
-// same rule.
-func retrying(d *webhooks.Delivery) bool {
-	return d.Status == webhooks.DeliveryPending && d.AttemptCount > 0 && !d.Manual
-}
-
 // reasonText explains a delivery's reason code.
-func reasonText(reason string) string {
+func reasonText(reason string, w words) string {
 	switch reason {
 	case "":
 		return ""
 	case webhooks.ReasonNonRetryableStatus:
-		return "Your endpoint answered with a 4xx status that is not retried (only 408, 425 and 429 are)."
+		return "Your endpoint answered with a 4xx status that is not retried (only " + w.Retried + " are)."
 	case webhooks.ReasonScheduleExhausted:
-		return "All automatic attempts failed (8 over about 4½ days)."
+		return "All automatic attempts failed (" + w.Attempts + " over " + w.Span + ")."
 	case webhooks.ReasonAddressNotAllowed:
 		return "The URL resolved to an address the service does not call (a private or internal network)."
 	case webhooks.ReasonEndpointDisabled:
@@ -371,10 +363,10 @@ type DeliveryRow struct {
 
 // deliveryRow shows d, whose last attempt is last (nil when it has none
 // or its answer's status says enough).
-func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, last *webhooks.Attempt, now time.Time) DeliveryRow {
+func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, last *webhooks.Attempt, now time.Time, w words) DeliveryRow {
 	r := DeliveryRow{
 		ID: d.ID, Link: deliveryPath(d.EndpointID, d.ID), EventID: d.EventID, EventType: d.EventType,
-		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.Rehearsal(), State: stateView(d), Attempts: d.AttemptCount,
+		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.Rehearsal(), State: stateView(d, w), Attempts: d.AttemptCount,
 		Next: nextText(d, scope, now), Created: timeView(d.Created, now), ReplayOf: d.ReplayOf,
 	}
 	if d.AttemptCount == 0 {
@@ -415,7 +407,7 @@ type ReplayedView struct {
 // replayedView shows the replays of d's event made after d (for an
 // original, all of its replays) among sameEvent, the deliveries of its
 // event to its endpoint; nil if there are none.
-func replayedView(d *webhooks.Delivery, sameEvent []*webhooks.Delivery, now time.Time) *ReplayedView {
+func replayedView(d *webhooks.Delivery, sameEvent []*webhooks.Delivery, now time.Time, w words) *ReplayedView {
 	original := cmp.Or(d.ReplayOf, d.ID)
 	var later []*webhooks.Delivery
 	for _, x := range sameEvent {
@@ -433,7 +425,7 @@ func replayedView(d *webhooks.Delivery, sameEvent []*webhooks.Delivery, now time
 	if i := slices.IndexFunc(later, func(x *webhooks.Delivery) bool { return x.Status == webhooks.DeliveryDelivered }); i >= 0 {
 		shown = later[i]
 	}
-	v := &ReplayedView{Link: deliveryPath(shown.EndpointID, shown.ID), State: stateView(shown), When: timeView(shown.Created, now), Count: len(later)}
+	v := &ReplayedView{Link: deliveryPath(shown.EndpointID, shown.ID), State: stateView(shown, w), When: timeView(shown.Created, now), Count: len(later)}
 	switch shown.Status {
 	case webhooks.DeliveryDelivered:
 		v.Text, v.Confirm = "Replayed: delivered to your endpoint", true

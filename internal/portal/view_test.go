@@ -54,12 +54,12 @@ func TestNextText(t *testing.T) {
 // The wording says "delivered to your endpoint", never "processed".
 func TestStateView_Wording(t *testing.T) {
 	for _, status := range []string{webhooks.DeliveryPending, webhooks.DeliveryDelivered, webhooks.DeliveryFailed, webhooks.DeliveryFailedPermanently} {
-		v := stateView(&webhooks.Delivery{Status: status})
+		v := stateView(&webhooks.Delivery{Status: status}, defaultWords)
 		if strings.Contains(strings.ToLower(v.Label), "processed") {
 			t.Errorf("%s: label %q says processed", status, v.Label)
 		}
 	}
-	if got := stateView(&webhooks.Delivery{Status: webhooks.DeliveryDelivered}).Label; got != "Delivered to your endpoint" {
+	if got := stateView(&webhooks.Delivery{Status: webhooks.DeliveryDelivered}, defaultWords).Label; got != "Delivered to your endpoint" {
 		t.Errorf("delivered: got %q, want Delivered to your endpoint", got)
 	}
 }
@@ -184,7 +184,7 @@ func TestStateView_Exhausted(t *testing.T) {
 		{"a rehearsal", rehearsal, "about ten minutes", "days"},
 		{"a rehearsal refused", refused, "4xx", "minutes"},
 	} {
-		if got := stateView(&tc.d).Reason; !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
+		if got := stateView(&tc.d, defaultWords).Reason; !strings.Contains(got, tc.want) || strings.Contains(got, tc.not) {
 			t.Errorf("%s: reason %q, want it to say %q and not %q", tc.name, got, tc.want, tc.not)
 		}
 	}
@@ -202,7 +202,7 @@ func TestStateView_Retrying(t *testing.T) {
 		{webhooks.Delivery{Status: webhooks.DeliveryPending, AttemptCount: 3, Manual: true}, "Pending"},
 		{webhooks.Delivery{Status: webhooks.DeliveryFailed, AttemptCount: 3}, "Failed"},
 	} {
-		if got := stateView(&tc.d).Label; got != tc.want {
+		if got := stateView(&tc.d, defaultWords).Label; got != tc.want {
 			t.Errorf("%s with %d attempts (manual %t): got %q, want %q", tc.d.Status, tc.d.AttemptCount, tc.d.Manual, got, tc.want)
 		}
 	}
@@ -263,6 +263,37 @@ func TestResponseText(t *testing.T) {
 	} {
 		if got := answerText(tc.a); got != tc.want {
 			t.Errorf("%+v: got %q, want %q", tc.a, got, tc.want)
+		}
+	}
+}
+
+var defaultWords = policyWords(webhooks.DefaultRetryPolicy())
+
+// TestPolicyWords: the pages say the retry policy the service runs, not
+// the spec's default: a short WEBHOOKS_RETRY_SCHEDULE makes fewer attempts
+// over less time, and the pages say so.
+func TestPolicyWords(t *testing.T) {
+	for _, tc := range []struct {
+		policy            webhooks.RetryPolicy
+		attempts, span    string
+		exhausted, reject string
+	}{
+		{webhooks.DefaultRetryPolicy(), "8 attempts", "about 4½ days",
+			"All automatic attempts failed (8 attempts over about 4½ days).", "only 408, 425 and 429 are"},
+		{webhooks.RetryPolicy{Waits: []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}}, "4 attempts", "about 6 minutes",
+			"All automatic attempts failed (4 attempts over about 6 minutes).", "only 408, 425 and 429 are"},
+		{webhooks.RetryPolicy{Waits: []time.Duration{}}, "1 attempt", "no time", "(1 attempt over no time)", ""},
+		{webhooks.RetryPolicy{Waits: []time.Duration{90 * time.Minute}}, "2 attempts", "about 1½ hours", "", ""},
+	} {
+		w := policyWords(tc.policy)
+		if w.Attempts != tc.attempts || w.Span != tc.span {
+			t.Errorf("%v: got %q over %q, want %q over %q", tc.policy.Waits, w.Attempts, w.Span, tc.attempts, tc.span)
+		}
+		if got := reasonText(webhooks.ReasonScheduleExhausted, w); tc.exhausted != "" && !strings.Contains(got, tc.exhausted) {
+			t.Errorf("%v: exhausted: got %q, want %q", tc.policy.Waits, got, tc.exhausted)
+		}
+		if got := reasonText(webhooks.ReasonNonRetryableStatus, w); tc.reject != "" && !strings.Contains(got, tc.reject) {
+			t.Errorf("%v: not retried: got %q, want %q", tc.policy.Waits, got, tc.reject)
 		}
 	}
 }

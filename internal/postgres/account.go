@@ -10,19 +10,19 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// InsertAccount implements app.Tx.
+// InsertAccount implements driver.Tx.
 func (t *txn) InsertAccount(ctx context.Context, a *webhooks.Account) error {
 	_, err := t.Exec(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES ($1, $2, $3, $4)`,
 		a.ID, a.Name, nullString(a.ProvisionedBy), ts(a.Created))
 	return err
 }
 
-// FindAccount implements app.Tx.
+// FindAccount implements driver.Tx.
 func (t *txn) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	return findAccount(ctx, t, id)
 }
 
-// FindAccount implements app.Store.
+// FindAccount implements driver.Store.
 func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	return read(findAccount(ctx, s.pool, id))
 }
@@ -51,19 +51,19 @@ func scanAccount(r scanner) (*webhooks.Account, error) {
 	return &a, nil
 }
 
-// ListAccounts implements app.Store.
+// ListAccounts implements driver.Store.
 func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
 	return read(list(ctx, s.pool, listQuery{table: "accounts", cols: accountCols}, p, scanAccount))
 }
 
-// InsertAPIKey implements app.Tx.
+// InsertAPIKey implements driver.Tx.
 func (t *txn) InsertAPIKey(ctx context.Context, k *webhooks.APIKey) error {
 	_, err := t.Exec(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES ($1, $2, $3, $4)`,
 		k.ID, k.AccountID, k.Hash, ts(k.Created))
 	return err
 }
 
-// DeleteAPIKey implements app.Tx.
+// DeleteAPIKey implements driver.Tx.
 func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
 	if !webhooks.ValidID(accountID) || !webhooks.ValidID(keyID) {
 		return notFound("api key")
@@ -78,7 +78,7 @@ func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
 	return nil
 }
 
-// FindAPIKey implements app.Store.
+// FindAPIKey implements driver.Store.
 func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
 	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE hash = $1`, hash))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -101,14 +101,14 @@ func scanAPIKey(r scanner) (*webhooks.APIKey, error) {
 	return &k, nil
 }
 
-// ListAPIKeys implements app.Store.
+// ListAPIKeys implements driver.Store.
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error) {
 	q := listQuery{table: "api_keys", cols: apiKeyCols}
 	q.whereID("account_id", accountID)
 	return read(list(ctx, s.pool, q, p, scanAPIKey))
 }
 
-// InsertCompany implements app.Tx.
+// InsertCompany implements driver.Tx.
 func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
 	_, err := t.Exec(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES ($1, $2, $3, $4, $5)`,
 		c.ID, c.AccountID, c.NIF, c.Name, ts(c.Created))
@@ -118,24 +118,24 @@ func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
 	return err
 }
 
-// FindCompany implements app.Tx.
+// FindCompany implements driver.Tx.
 func (t *txn) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
 	return findCompany(ctx, t, id)
 }
 
-// FindCompany implements app.Store.
+// FindCompany implements driver.Store.
 func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
 	return read(findCompany(ctx, s.pool, id))
 }
 
-// ListCompanies implements app.Store.
+// ListCompanies implements driver.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols}
 	q.whereID("account_id", accountID)
 	return read(list(ctx, s.pool, q, p, scanCompany))
 }
 
-// ListAccountCompanies implements app.Store.
+// ListAccountCompanies implements driver.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
 	if !webhooks.ValidID(accountID) {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -60,7 +61,7 @@ func BenchmarkLists(b *testing.B) {
 			if rows > 100_000 && testing.Short() {
 				b.Skip("a million rows: not with -short")
 			}
-			storetest.Benchmark(b, func(b *testing.B) storetest.Store {
+			storetest.Benchmark(b, func(b *testing.B) driver.Driver {
 				return analyzed{bulkStore{MustOpenFresh(b)}}
 			}, rows)
 		})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -16,11 +17,12 @@ import (
 // measured.
 func seedBacklog(b *testing.B, s *Store, endpoints, n int) {
 	b.Helper()
-	a := mustAccount(b, s)
-	c := mustCompany(b, s, a.ID)
+	st := stackOf(b, s)
+	a := mustAccount(b, st)
+	c := mustCompany(b, st, a.ID)
 	var eps []string
 	for range endpoints {
-		eps = append(eps, mustEndpoint(b, s, c.ID).ID)
+		eps = append(eps, mustEndpoint(b, st, c.ID).ID)
 	}
 	_, err := s.pool.Exec(context.Background(), `
 		WITH ev AS (
@@ -59,13 +61,18 @@ func BenchmarkClaimDeliveries(b *testing.B) {
 		for _, claimers := range []int{1, 4} {
 			b.Run(fmt.Sprintf("cap=%d/claimers=%d", cap, claimers), func(b *testing.B) {
 				schema := NewSchema(b)
-				stores := make([]*Store, claimers)
+				stores := make([]storetest.Store, claimers)
+				var first *Store
 				for i := range stores {
-					stores[i] = MustOpen(b, schema)
+					pg := MustOpen(b, schema)
+					if first == nil {
+						first = pg
+					}
+					stores[i] = stackOf(b, pg)
 				}
 				// Extra rows: at the end, claimers left with the rows other
 				// claimers hold as candidates would get short batches.
-				seedBacklog(b, stores[0], 50, (b.N+4*claimers)*batch)
+				seedBacklog(b, first, 50, (b.N+4*claimers)*batch)
 				now := t0.Add(24 * time.Hour)
 				var claimed, tokens, next, claimNanos atomic.Int64
 				b.ResetTimer()
@@ -119,8 +126,9 @@ func BenchmarkClaimDeliveries(b *testing.B) {
 // BenchmarkRecordAttempts records batches of 100 attempts.
 func BenchmarkRecordAttempts(b *testing.B) {
 	const batch = 100
-	s := MustOpenFresh(b)
-	seedBacklog(b, s, 50, b.N*batch)
+	pg := MustOpenFresh(b)
+	seedBacklog(b, pg, 50, b.N*batch)
+	s := stackOf(b, pg)
 	now := t0.Add(24 * time.Hour)
 	var batches [][]*webhooks.AttemptRecord
 	for i := range b.N {
@@ -150,5 +158,5 @@ func BenchmarkRecordAttempts(b *testing.B) {
 // BenchmarkRegistration measures registration with and without an
 // event-type catalog (see storetest.BenchmarkRegistration).
 func BenchmarkRegistration(b *testing.B) {
-	storetest.BenchmarkRegistration(b, func(b *testing.B) storetest.Store { return MustOpenFresh(b) })
+	storetest.BenchmarkRegistration(b, func(b *testing.B) driver.Driver { return MustOpenFresh(b) })
 }

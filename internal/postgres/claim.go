@@ -11,7 +11,213 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
+
+// Claim implements driver.Queue in two round trips (and one more per
+// chunk the core reads on): Begin's pipelined batch opens the transaction,
+// locks the streaks, stores the records and reads the candidates; the
+// writes (the streaks, the outbox, the parked and the claimed) go with the
+// COMMIT.
+//
+// FOR UPDATE SKIP LOCKED makes concurrent claimers, in this process or
+// another, take disjoint rows without waiting for each other; a row whose
+// claim committed after a claimer's snapshot is re-checked when it is
+// locked, and no longer qualifies. So a delivery has one valid claim at a
+// time.
+func (s *Store) Claim(ctx context.Context, fn func(tx driver.QueueTx) (*driver.QueueWrites, error)) ([]*webhooks.Claim, error) {
+	var claims []*webhooks.Claim
+	err := s.pipelined(ctx, func(conn *pgx.Conn) error {
+		t := &queueTx{conn: conn}
+		w, err := fn(t)
+		if err != nil {
+			return err
+		}
+		if !t.begun {
+			return nil
+		}
+		claims, err = writeClaim(ctx, conn, w)
+		return err
+	})
+	return read(claims, err)
+}
+
+// queueTx is a claim's transaction on its connection.
+type queueTx struct {
+	conn  *pgx.Conn
+	begun bool
+}
+
+// Begin implements driver.QueueTx.
+func (t *queueTx) Begin(ctx context.Context, r driver.QueueReads) (*driver.QueueFacts, error) {
+	f := &driver.QueueFacts{Streaks: map[string]webhooks.Streak{}, Held: map[string]int{}}
+	var b pgx.Batch
+	b.Queue(`BEGIN`)
+	queueEngineSettings(&b)
+	t.begun = true
+	if len(r.Streaks) > 0 {
+		// FOR NO KEY UPDATE: the deliveries registered meanwhile, whose
+		// foreign keys lock their endpoint FOR KEY SHARE, do not wait.
+		b.Queue(`SELECT id, failure_streak, failing_since FROM endpoints
+			WHERE id = ANY ($1::uuid[]) AND (failure_streak > 0 OR id = ANY ($2::uuid[]))
+			ORDER BY id FOR NO KEY UPDATE`, uuids(r.Streaks), uuids(r.Failed)).Query(func(rows pgx.Rows) error {
+			var id string
+			var st webhooks.Streak
+			var since pgtype.Timestamptz
+			_, err := pgx.ForEachRow(rows, []any{&id, &st.Length, &since}, func() error {
+				st.Since = fromTS(since)
+				f.Streaks[id] = st
+				return nil
+			})
+			return err
+		})
+	}
+	queueRecords(&b, r.Records)
+	if r.Limit > 0 {
+		cap := r.Cap
+		if cap <= 0 {
+			cap = math.MaxInt32 // no cap: every candidate fits
+		} else {
+			b.Queue(`SELECT endpoint_id, count(*) FROM queue WHERE lease_expires > $1 GROUP BY endpoint_id`, ts(r.Now)).Query(func(rows pgx.Rows) error {
+				var id string
+				var n int
+				_, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { f.Held[id] = n; return nil })
+				return err
+			})
+		}
+		b.Queue(qParked, ts(r.Now), cap, r.Limit).Query(collectCandidates(&f.Parked, true))
+		queueScan(&b, r.Now, nil, r.Chunk, &f.Due)
+	}
+	if err := t.conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
+	}
+	f.More = len(f.Due) == r.Chunk && r.Limit > 0
+	if len(f.Due) > 0 {
+		f.Cursor = f.Due[len(f.Due)-1]
+	}
+	return f, nil
+}
+
+// Scan implements driver.QueueTx.
+func (t *queueTx) Scan(ctx context.Context, now time.Time, after driver.Candidate, n int) ([]driver.Candidate, driver.Candidate, error) {
+	var b pgx.Batch
+	var cands []driver.Candidate
+	queueScan(&b, now, &after, n, &cands)
+	if err := t.conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, after, err
+	}
+	if len(cands) > 0 {
+		after = cands[len(cands)-1]
+	}
+	return cands, after, nil
+}
+
+// queueScan queues in b the read of up to n due rows of the queue (those
+// whose claim lapsed too), after the candidate after if set, locked.
+func queueScan(b *pgx.Batch, now time.Time, after *driver.Candidate, n int, into *[]driver.Candidate) {
+	var afterDue any
+	var afterID *string
+	if after != nil {
+		afterDue, afterID = ts(after.Due), &after.ID
+	}
+	b.Queue(`SELECT delivery_id, endpoint_id, due FROM queue
+		WHERE due IS NOT NULL AND NOT parked AND due <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
+		AND ($3::timestamptz IS NULL OR (due, delivery_id) > ($3, $4::uuid))
+		ORDER BY due, delivery_id LIMIT $2
+		FOR UPDATE SKIP LOCKED`, ts(now), n, afterDue, afterID).Query(collectCandidates(into, false))
+}
+
+// collectCandidates reads rows of delivery_id, endpoint_id and due into
+// *into.
+func collectCandidates(into *[]driver.Candidate, parked bool) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var c driver.Candidate
+		var due time.Time
+		_, err := pgx.ForEachRow(rows, []any{&c.ID, &c.EndpointID, &due}, func() error {
+			c.Due, c.Parked = due.UTC(), parked
+			*into = append(*into, c)
+			return nil
+		})
+		return err
+	}
+}
+
+// writeClaim sends a claim's writes with the COMMIT, and returns the
+// claims.
+func writeClaim(ctx context.Context, conn *pgx.Conn, w *driver.QueueWrites) ([]*webhooks.Claim, error) {
+	var b pgx.Batch
+	if n := len(w.Streaks); n > 0 {
+		ids, lengths, since := make([]string, n), make([]int32, n), make([]*time.Time, n)
+		for i, u := range w.Streaks {
+			ids[i], lengths[i], since[i] = u.EndpointID, int32(u.Length), timePtr(u.Since)
+		}
+		b.Queue(`UPDATE endpoints e SET failure_streak = s.length, failing_since = s.since
+			FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS s(id, length, since) WHERE e.id = s.id`,
+			uuids(ids), lengths, since)
+	}
+	if err := queueOutbox(&b, w.Outbox); err != nil {
+		return nil, err
+	}
+	if len(w.Park) > 0 {
+		b.Queue(`UPDATE queue SET parked = true WHERE delivery_id = ANY ($1::uuid[]) AND NOT parked`, uuids(w.Park))
+	}
+	var claims []*webhooks.Claim
+	if len(w.Claim) > 0 {
+		queueClaim(&b, w, &claims)
+	}
+	b.Queue(`COMMIT`)
+	return claims, conn.SendBatch(ctx, &b).Close()
+}
+
+// queueClaim queues in b the statement that claims w.Claim within the
+// cap, and parks what exceeds it.
+//
+// The endpoints' advisory locks (in id order, so claimers cannot deadlock)
+// are taken by one statement, and the next one, which sees every claim
+// committed before the locks, counts the claims again and takes only what
+// fits: claimers of one endpoint take turns, for these two statements.
+func queueClaim(b *pgx.Batch, w *driver.QueueWrites, claims *[]*webhooks.Claim) {
+	selected := claimedSelect
+	if w.Traceparents {
+		selected = claimedSelectTraced
+	}
+	ids := uuids(w.Claim)
+	if w.Cap <= 0 {
+		b.Queue(`WITH claimed AS (
+				UPDATE queue q SET lease_token = $2, lease_expires = $3, parked = false
+				WHERE q.delivery_id = ANY ($1::uuid[])
+				RETURNING q.delivery_id, q.due
+			) `+selected, ids, w.Token, ts(w.LeaseUntil)).Query(collectInto(claims, w))
+		return
+	}
+	b.Queue(`SELECT count(pg_advisory_xact_lock($1, hashtext(e::text))) FROM (
+			SELECT DISTINCT endpoint_id AS e FROM queue WHERE delivery_id = ANY ($2::uuid[]) ORDER BY 1) l`, lockClaim, ids)
+	b.Queue(`WITH c AS (
+			SELECT q.delivery_id AS id, q.endpoint_id, w.ord FROM unnest($1::uuid[]) WITH ORDINALITY AS w(id, ord)
+			JOIN queue q ON q.delivery_id = w.id
+		), held AS (
+			SELECT endpoint_id, count(*) AS n FROM queue
+			WHERE endpoint_id IN (SELECT endpoint_id FROM c) AND lease_expires > $4 GROUP BY endpoint_id
+		), ranked AS (
+			SELECT c.id, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
+			FROM c LEFT JOIN held USING (endpoint_id)
+		), parked AS (
+			UPDATE queue q SET parked = true FROM ranked
+			WHERE q.delivery_id = ranked.id AND ranked.nth > $5 AND NOT q.parked
+		), claimed AS (
+			UPDATE queue q SET lease_token = $2, lease_expires = $3, parked = false FROM ranked
+			WHERE q.delivery_id = ranked.id AND ranked.nth <= $5
+			RETURNING q.delivery_id, q.due
+		) `+selected, ids, w.Token, ts(w.LeaseUntil), ts(w.Now), w.Cap).Query(collectInto(claims, w))
+}
+
+func collectInto(claims *[]*webhooks.Claim, w *driver.QueueWrites) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var err error
+		*claims, err = collectClaims(rows, w.Token, w.Traceparents)
+		return err
+	}
+}
 
 // claimedSelect turns the queue rows of a statement's "claimed" CTE into
 // claims with their deliveries and endpoints, oldest due first.
@@ -20,214 +226,11 @@ var claimedSelect = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e
 	ORDER BY c.due, c.delivery_id`
 
 // claimedSelectTraced is claimedSelect with each event's traceparent, when
-// tracing is on (ClaimRequest.Traceparents): off, a claim reads no event.
+// tracing is on: off, a claim reads no event.
 var claimedSelectTraced = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e", endpointCols) + `, ev.traceparent
 	FROM claimed c JOIN deliveries d ON d.id = c.delivery_id JOIN endpoints e ON e.id = d.endpoint_id
 	JOIN events ev ON ev.id = d.event_id
 	ORDER BY c.due, c.delivery_id`
-
-// Claim sizes.
-const (
-	// claimChunk is how many due deliveries a claim reads at a time past
-	// the first chunk, which is twice what it wants.
-	claimChunk = 200
-)
-
-// ClaimDeliveries implements delivery.Queue.
-//
-// FOR UPDATE SKIP LOCKED makes concurrent claimers, in this process or
-// another, take disjoint rows without waiting for each other; a row whose
-// claim committed after a claimer's snapshot is re-checked when it is
-// locked, and no longer qualifies. So a delivery has one valid claim at a
-// time.
-//
-// With a per-endpoint cap, a due delivery whose endpoint holds its cap of
-// claims is parked (out of the due index) instead of being read again at
-// every claim: a deep backlog on one endpoint is read once, and cannot keep
-// other endpoints' due deliveries out of a batch. The parked deliveries are
-// the endpoint's queue: each claim takes, oldest first, as many of an
-// endpoint's parked deliveries as it has free slots (claims recorded,
-// handed back or lapsed). The cap is strict across processes: before
-// claiming for an endpoint a claimer takes the endpoint's advisory lock and
-// counts its claims again, so claimers of one endpoint take turns, for the
-// few statements that need it.
-//
-// A process's engine claims one transaction at a time, so the claim's
-// latency is the engine's pace: it is two round trips. The first pipelined
-// batch opens the transaction, stores the records of the attempts that
-// ended since the last claim, and reads the candidates (the endpoints'
-// queues and the due index); the second locks, claims within the caps,
-// parks the rest, and commits.
-func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
-	var claims []*webhooks.Claim
-	err := s.pipelined(ctx, func(conn *pgx.Conn) (err error) {
-		claims, err = claimDeliveries(ctx, conn, r)
-		return err
-	})
-	// The commit was sent with the last claims, so Hold comes after it: a
-	// registration here counts the endpoint's claims in the database, not
-	// only in the engine.
-	if err == nil && r.Hold != nil {
-		for _, c := range claims {
-			r.Hold(c.Endpoint.ID)
-		}
-	}
-	return read(claims, err)
-}
-
-// claimDeliveries is ClaimDeliveries on conn.
-func claimDeliveries(ctx context.Context, conn *pgx.Conn, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
-	var claims []*webhooks.Claim
-	cap := r.PerEndpoint
-	if cap <= 0 {
-		cap = math.MaxInt32 // no cap: every candidate fits
-	}
-	chunk := min(claimChunk, max(2*r.Limit, 20))
-	var cands []candidate
-	var last *candidate // the last row read from the due index: the next chunk's cursor
-	scanned := 0        // rows read in the last chunk
-	collect := func(due bool) func(pgx.Rows) error {
-		return func(rows pgx.Rows) error {
-			var c candidate
-			_, err := pgx.ForEachRow(rows, []any{&c.id, &c.endpoint, &c.due}, func() error {
-				cands = append(cands, c)
-				if due {
-					scanned++
-					last = &cands[len(cands)-1]
-				}
-				return nil
-			})
-			return err
-		}
-	}
-	queueScan := func(b *pgx.Batch) {
-		scanned = 0
-		var afterDue any
-		var afterID *string
-		if last != nil {
-			afterDue, afterID = last.due, &last.id
-		}
-		b.Queue(`SELECT delivery_id, endpoint_id, due FROM queue
-			WHERE due IS NOT NULL AND NOT parked AND due <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
-			AND ($3::timestamptz IS NULL OR (due, delivery_id) > ($3, $4::uuid))
-			ORDER BY due, delivery_id LIMIT $2
-			FOR UPDATE SKIP LOCKED`, ts(r.Now), chunk, afterDue, afterID).Query(collect(true))
-	}
-
-	var b pgx.Batch
-	b.Queue(`BEGIN`)
-	queueEngineSettings(&b)
-	queueRecords(&b, r.Records)
-	if r.Limit > 0 {
-		b.Queue(qParked, ts(r.Now), cap, r.Limit).Query(collect(false))
-		queueScan(&b)
-	}
-	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-		return nil, err
-	}
-	// However the claim ends, at the last round or early when it is full,
-	// the records' health follows its commit.
-	commit := func(b *pgx.Batch) {
-		b.Queue(`COMMIT`)
-		queueHealth(b, r.Records)
-	}
-	// Rounds: claim the candidates within the caps and park what exceeds
-	// them; while the batch has room and the due index has more (a chunk
-	// all of endpoints at their cap, say), read on.
-	for round := 0; ; round++ {
-		more := scanned == chunk && round < maxClaimRounds
-		b = pgx.Batch{}
-		if len(cands) > 0 {
-			queueClaim(&b, r, cap, r.Limit-len(claims), cands, &claims)
-		}
-		cands = nil
-		if !more {
-			commit(&b)
-		}
-		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-			return nil, err
-		}
-		if !more {
-			return claims, nil
-		}
-		if len(claims) >= r.Limit {
-			b = pgx.Batch{}
-			commit(&b)
-			if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-				return nil, err
-			}
-			return claims, nil
-		}
-		// Past the first chunk, read whole chunks: this is a backlog.
-		chunk = claimChunk
-		b = pgx.Batch{}
-		queueScan(&b)
-		if err := conn.SendBatch(ctx, &b).Close(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// maxClaimRounds bounds the chunks of the due index one claim reads past
-// the first, so that one transaction stays short.
-const maxClaimRounds = 10
-
-// queueClaim queues in b the statements that claim cands (in any order)
-// within the caps, limit at most, appending the claims to *claims, and park
-// the candidates that exceed their endpoint's cap.
-func queueClaim(b *pgx.Batch, r webhooks.ClaimRequest, cap, limit int, cands []candidate, claims *[]*webhooks.Claim) {
-	// Oldest due first, wherever it waited: an endpoint's queue or the due
-	// index.
-	slices.SortFunc(cands, func(a, b candidate) int { return cmpCreated(a.due, a.id, b.due, b.id) })
-	ids, endpoints := make([]string, len(cands)), make([]string, len(cands))
-	for i, c := range cands {
-		ids[i], endpoints[i] = c.id, c.endpoint
-	}
-	if r.PerEndpoint > 0 {
-		// The endpoints' advisory locks (in id order, so claimers cannot
-		// deadlock) are taken by one statement, and the next one, which
-		// sees every claim committed before the locks, counts the claims
-		// again and takes only what fits, up to the limit; what exceeds
-		// the cap is parked.
-		distinct := slices.Clone(endpoints)
-		slices.Sort(distinct)
-		distinct = slices.Compact(distinct)
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext(e)) FROM unnest($2::text[]) AS e`, lockClaim, distinct)
-	}
-	selected := claimedSelect
-	if r.Traceparents {
-		selected = claimedSelectTraced
-	}
-	b.Queue(`WITH held AS (
-			SELECT endpoint_id, count(*) AS n FROM queue
-			WHERE endpoint_id = ANY ($2::uuid[]) AND lease_expires > $3 GROUP BY endpoint_id
-		), ranked AS (
-			SELECT c.id, c.ord, coalesce(held.n, 0) + row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.ord) AS nth
-			FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS c(id, endpoint_id, ord)
-			LEFT JOIN held USING (endpoint_id)
-		), picked AS (
-			SELECT id FROM ranked WHERE nth <= $4 ORDER BY ord LIMIT $7
-		), parked AS (
-			UPDATE queue q SET parked = true FROM ranked
-			WHERE q.delivery_id = ranked.id AND ranked.nth > $4 AND NOT q.parked
-		), claimed AS (
-			UPDATE queue q SET lease_token = $5, lease_expires = $6, parked = false FROM picked
-			WHERE q.delivery_id = picked.id
-			RETURNING q.delivery_id, q.due
-		) `+selected,
-		uuids(ids), uuids(endpoints), ts(r.Now), cap, r.Token, ts(r.LeaseUntil), limit).
-		Query(func(rows pgx.Rows) error {
-			var err error
-			*claims, err = collectClaims(rows, r.Token, r.Traceparents, *claims)
-			return err
-		})
-}
-
-// candidate is a delivery a claim may take.
-type candidate struct {
-	id, endpoint string
-	due          time.Time
-}
 
 // qParked takes, for each endpoint with parked deliveries, as many of them,
 // oldest due first, as the endpoint has free slots under the cap ($2) at $1,
@@ -250,14 +253,10 @@ const qParked = `WITH RECURSIVE ep(id) AS (
 	ORDER BY x.due, x.delivery_id LIMIT $3`
 
 // collectClaims reads the rows of claimedSelect (claimedSelectTraced, if
-// traced) into claims, appended to claims. Claims of one endpoint share
-// its *Endpoint.
-func collectClaims(rows pgx.Rows, token string, traced bool, claims []*webhooks.Claim) ([]*webhooks.Claim, error) {
+// traced) into claims. Claims of one endpoint share its *Endpoint.
+func collectClaims(rows pgx.Rows, token string, traced bool) ([]*webhooks.Claim, error) {
 	endpoints := map[string]*webhooks.Endpoint{}
-	for _, c := range claims {
-		endpoints[c.Endpoint.ID] = c.Endpoint
-	}
-	return pgx.AppendRows(claims, rows, func(row pgx.CollectableRow) (*webhooks.Claim, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (*webhooks.Claim, error) {
 		var ds deliveryScan
 		var es endpointScan
 		dest := append(ds.dest(), es.dest()...)
@@ -279,34 +278,6 @@ func collectClaims(rows pgx.Rows, token string, traced bool, claims []*webhooks.
 		}
 		return &webhooks.Claim{Delivery: d, Endpoint: e, Token: token, Traceparent: tp}, nil
 	})
-}
-
-// RecordAttempts implements delivery.Queue.
-//
-// Two statements record the whole batch. The first locks the deliveries in
-// id order, then their queue rows: the order every statement that changes
-// several deliveries uses. A record counts only if its token still holds
-// the claim (fencing: a claim that lapsed and was taken by another worker
-// records nothing), and for a delivery listed twice only the first such
-// record counts, since it clears the claim (as the SQLite store's
-// record-by-record loop does). While the delivery is pending the attempt
-// decides its state; if it ended during the attempt (its endpoint was
-// disabled or deleted), only a transition that overrides an end does
-// (webhooks.Transition.OverridesEnd). The queue row goes when the delivery
-// is no longer pending, and otherwise waits for the next attempt.
-func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error {
-	if len(records) == 0 {
-		return nil
-	}
-	var b pgx.Batch
-	b.Queue(`BEGIN`)
-	queueEngineSettings(&b)
-	queueRecords(&b, records)
-	b.Queue(`COMMIT`)
-	queueHealth(&b, records)
-	return txError(s.pipelined(ctx, func(conn *pgx.Conn) error {
-		return conn.SendBatch(ctx, &b).Close()
-	}))
 }
 
 // queueEngineSettings queues in b the settings of the engine's
@@ -334,13 +305,26 @@ func lazyCommit(ctx context.Context, tx pgx.Tx) error {
 }
 
 // queueRecords queues in b the statements that record records.
+
+// queueRecords queues in b the statements that store records, and sets
+// each record's Lapsed and Exhausted once b has run.
+//
+// The first statement locks the deliveries in id order, then their queue
+// rows: the order every statement that changes several deliveries uses. A
+// record counts only if its token still holds the claim, and for a
+// delivery listed twice only the first such record counts, since it
+// clears the claim. The queue row goes when the delivery is no longer
+// pending, and otherwise waits for the next attempt.
 func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
+	for _, r := range records {
+		r.Lapsed = true // until the statement says it counted
+	}
 	// A record that names no delivery cannot match one.
-	records = slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.Attempt.DeliveryID) })
-	if len(records) == 0 {
+	valid := slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.Attempt.DeliveryID) })
+	if len(valid) == 0 {
 		return
 	}
-	n := len(records)
+	n := len(valid)
 	var (
 		ids, tokens, statuses = make([]string, n), make([]string, n), make([]string, n)
 		numbers, respStatus   = make([]int32, n), make([]*int32, n)
@@ -350,7 +334,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		bodies                = make([][]byte, n)
 		manual, overrides     = make([]bool, n), make([]bool, n)
 	)
-	for i, r := range records {
+	for i, r := range valid {
 		a, t := r.Attempt, r.Transition
 		ids[i], tokens[i], statuses[i] = a.DeliveryID, r.Token, t.Status
 		numbers[i], respStatus[i] = int32(a.Number), int4Ptr(a.ResponseStatus)
@@ -365,6 +349,9 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	deliveries := uuids(ids)
 	b.Queue(`WITH l AS (SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE)
 		SELECT q.delivery_id FROM queue q JOIN l ON q.delivery_id = l.id ORDER BY q.delivery_id FOR UPDATE OF q`, deliveries)
+	// While the delivery is pending the attempt decides its state; if it
+	// ended meanwhile, only a transition that overrides an end does
+	// (webhooks.Transition.OverridesEnd).
 	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[], $14::bool[])
@@ -388,70 +375,25 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			), rescheduled AS (
 				UPDATE queue q SET due = u.next_attempt_at, parked = false, lease_token = NULL, lease_expires = NULL
 				FROM u WHERE q.delivery_id = u.id AND u.status = 'pending'
+			), attempted AS (
+				INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
+				SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
+				FROM m JOIN u ON u.id = m.delivery_id
+				ON CONFLICT DO NOTHING
 			)
-			INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
-			SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
-			FROM m JOIN u ON u.id = m.delivery_id
-			ON CONFLICT DO NOTHING`,
-		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual, overrides)
-}
-
-// queueHealth queues in b, after the transaction that records records,
-// the transaction that applies them to their endpoints' streaks of
-// failures and gives each endpoint's last record its Health (SPEC 14). It
-// is a transaction of its own: it locks endpoint rows, which a change to an
-// endpoint locks before its deliveries, the reverse of the record's order.
-// It has the engine's settings, queued in the same batch: a statement
-// queued after a COMMIT alone runs as an implicit transaction with
-// synchronous_commit on (qLazyCommit's setting ends with its transaction),
-// and during an outage every claim and record waited for a WAL flush.
-// Only the endpoints that fail or were failing are locked and written; a
-// healthy endpoint's 2xx changes nothing. (A record whose claim lapsed
-// counts too: its attempt reached the endpoint.)
-func queueHealth(b *pgx.Batch, records []*webhooks.AttemptRecord) {
-	valid := slices.DeleteFunc(slices.Clone(records), func(r *webhooks.AttemptRecord) bool { return !webhooks.ValidID(r.EndpointID) })
-	steps := webhooks.StreakSteps(valid)
-	if len(steps) == 0 {
-		return
-	}
-	n := len(steps)
-	ids, reset, trailing, since := make([]string, n), make([]bool, n), make([]int32, n), make([]*time.Time, n)
-	byID := make(map[string]webhooks.StreakStep, n)
-	for i, st := range steps {
-		tail, first := st.Trailing()
-		ids[i], reset[i], trailing[i], since[i] = st.EndpointID, st.Reset(), int32(tail), timePtr(first)
-		byID[st.EndpointID] = st
-	}
-	b.Queue(`BEGIN`)
-	queueEngineSettings(b)
-	b.Queue(`WITH s AS (
-			SELECT * FROM unnest($1::uuid[], $2::bool[], $3::int[], $4::timestamptz[]) AS s(id, is_reset, tail, since)
-		), old AS (
-			SELECT e.id, e.failure_streak, e.failing_since FROM endpoints e JOIN s ON s.id = e.id
-			WHERE e.failure_streak > 0 OR s.tail > 0
-			ORDER BY e.id FOR UPDATE OF e
-		)
-		UPDATE endpoints e SET
-			failure_streak = CASE WHEN s.is_reset THEN s.tail ELSE old.failure_streak + s.tail END,
-			failing_since = CASE WHEN s.is_reset THEN s.since
-				WHEN old.failure_streak = 0 THEN s.since ELSE coalesce(old.failing_since, s.since) END
-		FROM s, old WHERE e.id = s.id AND old.id = s.id
-		RETURNING e.id, old.failure_streak, old.failing_since`,
-		uuids(ids), reset, trailing, since).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var id string
-			var old int
-			var oldSince pgtype.Timestamptz
-			if err := rows.Scan(&id, &old, &oldSince); err != nil {
-				return err
-			}
-			st := byID[id]
-			h := st.Apply(old, fromTS(oldSince))
-			valid[st.Last].Health = &h
-		}
-		return rows.Err()
-	})
-	b.Queue(`COMMIT`)
+			SELECT m.ord, u.status FROM m JOIN u ON u.id = m.delivery_id`,
+		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual, overrides).
+		Query(func(rows pgx.Rows) error {
+			var ord int
+			var status string
+			_, err := pgx.ForEachRow(rows, []any{&ord, &status}, func() error {
+				r := valid[ord-1]
+				r.Lapsed = false
+				r.Exhausted = r.Transition.Status == webhooks.DeliveryFailedPermanently && status == webhooks.DeliveryFailedPermanently
+				return nil
+			})
+			return err
+		})
 }
 
 // validText makes s storable as text: an attempt's error may quote what a
@@ -460,7 +402,7 @@ func validText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-// ReleaseClaims implements delivery.Queue. A released delivery is due
+// ReleaseClaims implements driver.Queue. A released delivery is due
 // again at once; one that ended during the attempt (its endpoint was
 // disabled or deleted) leaves the queue.
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
@@ -483,7 +425,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	})
 }
 
-// DeferClaims implements delivery.Queue: each queue row the token still
+// DeferClaims implements driver.Queue: each queue row the token still
 // holds is due again at its time, and so is its delivery's next attempt; a
 // delivery that ended meanwhile leaves the queue (as ReleaseClaims).
 func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error {
@@ -519,7 +461,7 @@ func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) 
 	})
 }
 
-// NextScheduled implements delivery.Queue.
+// NextScheduled implements driver.Queue.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT min(due) FROM queue
@@ -528,11 +470,4 @@ func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, er
 		return read(time.Time{}, err)
 	}
 	return next.UTC(), nil
-}
-
-func cmpCreated(at time.Time, aID string, bt time.Time, bID string) int {
-	if c := at.Compare(bt); c != 0 {
-		return c
-	}
-	return strings.Compare(aID, bID)
 }

@@ -3,21 +3,19 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 // claimAll runs workers claimers per store, in parallel, until want
 // deliveries are claimed, and returns who claimed what. Claims never lapse
 // during the test.
-func claimAll(t *testing.T, stores []*Store, workers, limit, perEndpoint, want int) map[string]string {
+func claimAll(t *testing.T, stores []storetest.Store, workers, limit, perEndpoint, want int) map[string]string {
 	t.Helper()
 	var (
 		mu      sync.Mutex
@@ -78,8 +76,7 @@ func claimAll(t *testing.T, stores []*Store, workers, limit, perEndpoint, want i
 // stores (pools, as separate processes would have) with several claimers
 // each: no delivery is claimed twice, and all are claimed.
 func TestStore_ClaimDeliveries_Concurrent(t *testing.T) {
-	schema := NewSchema(t)
-	stores := []*Store{MustOpen(t, schema), MustOpen(t, schema), MustOpen(t, schema)}
+	stores := openStacks(t, 3)
 	const endpoints, events = 20, 100
 	backlog(t, stores[0], endpoints, events)
 	owner := claimAll(t, stores, 4, 50, 0, endpoints*events)
@@ -100,7 +97,7 @@ func TestStore_ClaimDeliveries_Concurrent(t *testing.T) {
 // the cap, not one more.
 func TestStore_ClaimDeliveries_ConcurrentCap(t *testing.T) {
 	schema := NewSchema(t)
-	stores := []*Store{MustOpen(t, schema), MustOpen(t, schema), MustOpen(t, schema)}
+	stores := []storetest.Store{stackOf(t, MustOpen(t, schema)), stackOf(t, MustOpen(t, schema)), stackOf(t, MustOpen(t, schema))}
 	const endpoints, events, limit = 10, 50, 7
 	backlog(t, stores[0], endpoints, events)
 	owner := claimAll(t, stores, 4, 25, limit, endpoints*limit)
@@ -141,7 +138,7 @@ func TestStore_ClaimDeliveries_ConcurrentCap(t *testing.T) {
 // TestStore_ClaimDeliveries_CapSkipsBacklog checks that one endpoint's deep
 // backlog, due first, does not keep the others' deliveries out of a batch.
 func TestStore_ClaimDeliveries_CapSkipsBacklog(t *testing.T) {
-	s := MustOpenFresh(t)
+	s := stackOf(t, MustOpenFresh(t))
 	a := mustAccount(t, s)
 	busy, quiet := mustCompany(t, s, a.ID), mustCompany(t, s, a.ID)
 	busyEP, quietEP := mustEndpoint(t, s, busy.ID), mustEndpoint(t, s, quiet.ID)
@@ -174,7 +171,7 @@ func TestStore_ClaimDeliveries_CapSkipsBacklog(t *testing.T) {
 // TestStore_RecordAttempts_Fenced checks that an attempt whose claim lapsed
 // and was taken by another token is not recorded, and the new holder's is.
 func TestStore_RecordAttempts_Fenced(t *testing.T) {
-	s := MustOpenFresh(t)
+	s := stackOf(t, MustOpenFresh(t))
 	backlog(t, s, 1, 1)
 	claim := func(token string, now time.Time) *webhooks.Claim {
 		t.Helper()
@@ -213,22 +210,53 @@ func TestStore_RecordAttempts_Fenced(t *testing.T) {
 	}
 }
 
-// TestQueueHealth_EngineSettings: the health transaction commits as the
-// engine's others do, without waiting for the WAL flush: its statement is
-// queued between BEGIN, with the engine's settings, and COMMIT. Queued
-// after the record's COMMIT alone, it ran as an implicit transaction of
-// its own, which waited for the flush.
-func TestQueueHealth_EngineSettings(t *testing.T) {
-	rec := &webhooks.AttemptRecord{EndpointID: webhooks.NewID(),
-		Attempt: &webhooks.Attempt{DeliveryID: webhooks.NewID(), StartedAt: t0, ResponseStatus: 500}}
-	var b pgx.Batch
-	queueHealth(&b, []*webhooks.AttemptRecord{rec})
-	var got []string
-	for _, q := range b.QueuedQueries {
-		got = append(got, q.SQL)
+// TestClaim_HealthInItsTransaction: an endpoint's streak is written in
+// the transaction that records the attempt and claims: when writing it
+// fails, the claim fails whole, and its deliveries are claimed again at
+// once. The streak used to be written in a transaction of its own, sent
+// after the claim's COMMIT: when it failed, the claim reported an error
+// for claims that had committed, and those deliveries sat until their
+// lease lapsed.
+func TestClaim_HealthInItsTransaction(t *testing.T) {
+	schema := NewSchema(t)
+	s := stackOf(t, MustOpen(t, schema))
+	_, eps := backlog(t, s, 1, 3)
+	now := t0.Add(time.Hour)
+	first, err := s.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Limit: 1, Token: "first", LeaseUntil: now.Add(time.Hour)})
+	if err != nil || len(first) != 1 {
+		t.Fatalf("first claim: %d claims, %v", len(first), err)
 	}
-	if len(got) != 5 || got[0] != `BEGIN` || got[1] != qLazyCommit || got[2] != qIndexOnly ||
-		!strings.Contains(got[3], "UPDATE endpoints") || got[4] != `COMMIT` {
-		t.Errorf("the health batch: got %q, want BEGIN, the engine's settings, the update, COMMIT", got)
+	rec := storetest.NewRecord(first[0], now, 500, webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: now.Add(time.Hour)})
+	conn := connect(t)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(t.Context(), `CREATE FUNCTION `+schema+`.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$;
+		CREATE TRIGGER refuse BEFORE UPDATE OF failure_streak ON `+schema+`.endpoints FOR EACH ROW EXECUTE FUNCTION `+schema+`.refuse()`); err != nil {
+		t.Fatal(err)
 	}
+	claims, err := s.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Limit: 10, Token: "second", LeaseUntil: now.Add(time.Hour),
+		Records: []*webhooks.AttemptRecord{rec}})
+	if err == nil {
+		t.Fatalf("the claim whose streak cannot be written: got %d claims and no error", len(claims))
+	}
+	if _, err := conn.Exec(t.Context(), `DROP TRIGGER refuse ON `+schema+`.endpoints`); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Limit: 10, Token: "third", LeaseUntil: now.Add(time.Hour),
+		Records: []*webhooks.AttemptRecord{rec}})
+	if err != nil || len(again) != 2 {
+		t.Fatalf("the claim after: %d claims, %v; want the two the failed claim did not keep", len(again), err)
+	}
+	if ep := storetest.MustFindEndpoint(t, s, eps[0].ID); ep.FailureStreak != 1 {
+		t.Errorf("streak: got %d, want 1 (the failure, recorded once)", ep.FailureStreak)
+	}
+}
+
+// openStacks opens n stores on one new schema, as n processes would.
+func openStacks(t *testing.T, n int) []storetest.Store {
+	schema := NewSchema(t)
+	out := make([]storetest.Store, n)
+	for i := range out {
+		out[i] = stackOf(t, MustOpen(t, schema))
+	}
+	return out
 }

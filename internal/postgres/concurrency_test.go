@@ -49,8 +49,7 @@ func TestOpen_Concurrent(t *testing.T) {
 // it; with another request hash, the callers that lose get
 // idempotency_key_reused, never a unique violation.
 func TestStore_RegisterEvent_ConcurrentKey(t *testing.T) {
-	schema := NewSchema(t)
-	stores := []*Store{MustOpen(t, schema), MustOpen(t, schema)}
+	stores := openStacks(t, 2)
 	a := mustAccount(t, stores[0])
 	c := mustCompany(t, stores[0], a.ID)
 	mustEndpoint(t, stores[0], c.ID)
@@ -124,7 +123,7 @@ func TestStore_RegisterEvent_ConcurrentKey(t *testing.T) {
 // TestStore_CreateCompany_ConcurrentNIF creates companies with one NIF at
 // once: one succeeds, the others get nif_taken from the unique violation.
 func TestStore_CreateCompany_ConcurrentNIF(t *testing.T) {
-	s := MustOpenFresh(t)
+	s := stackOf(t, MustOpenFresh(t))
 	a := mustAccount(t, s)
 	const n = 6
 	errs := make([]error, n)
@@ -154,8 +153,8 @@ func TestStore_CreateCompany_ConcurrentNIF(t *testing.T) {
 // endpoint is disabled: whichever commits first, no delivery is left
 // pending on the disabled endpoint.
 func TestStore_UpdateEndpoint_DisableRacesRegister(t *testing.T) {
-	schema := NewSchema(t)
-	s1, s2 := MustOpen(t, schema), MustOpen(t, schema)
+	stores := openStacks(t, 2)
+	s1, s2 := stores[0], stores[1]
 	a := mustAccount(t, s1)
 	c := mustCompany(t, s1, a.ID)
 	for range 5 {
@@ -187,7 +186,7 @@ func TestStore_UpdateEndpoint_DisableRacesRegister(t *testing.T) {
 // cannot store as text is refused as the request's fault. (Event.Validate
 // refuses it first; this is the store's own line.)
 func TestStore_RegisterEvent_InvalidUTF8(t *testing.T) {
-	s := MustOpenFresh(t)
+	s := stackOf(t, MustOpenFresh(t))
 	a := mustAccount(t, s)
 	c := mustCompany(t, s, a.ID)
 	ev := newEvent(c.ID, t0)

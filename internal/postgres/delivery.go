@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
@@ -61,29 +62,31 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []*webhooks.Delivery) (
 	if err := tx.SendBatch(ctx, &b).Close(); err != nil {
 		return nil, err
 	}
-	ins, _ := inserted()
-	return ins, nil
+	ins := inserted()
+	return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return !ins[d.ID] }), nil
 }
 
 // queueDeliveries queues insertDeliveries' statement in b; the function it
-// returns, called once b has run, returns the deliveries inserted and the
-// ids of those leased. With o, the deliveries it offers leases to are
-// inserted leased to the engine, within the endpoints' caps (see
-// offers.queueLocks).
-func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([]*webhooks.Delivery, map[string]bool) {
+// returns, called once b has run, returns the ids of the deliveries
+// inserted. The pending ones leases holds are inserted claimed with their
+// lease.
+//
+// A pending delivery enters the work queue with its row. It does not join
+// its endpoint's queue of parked deliveries at once: probing the queue's
+// partial index, full of dead entries under the queue's churn until a
+// vacuum, cost more than the claim that parks it later.
+func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]driver.Lease) func() map[string]bool {
+	inserted := map[string]bool{}
 	if len(ds) == 0 {
-		return func() ([]*webhooks.Delivery, map[string]bool) { return nil, nil }
-	}
-	if o == nil {
-		o = &offers{}
+		return func() map[string]bool { return inserted }
 	}
 	n := len(ds)
 	var (
 		ids, endpoints, events, types, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		rels, reasons                           = make([]*string, n), make([]*string, n)
+		rels, reasons, tokens                   = make([]*string, n), make([]*string, n), make([]*string, n)
 		replayOf                                = make([]string, n)
 		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
-		next, created, updated                  = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		next, created, updated, until           = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		manual                                  = make([]bool, n)
 		bodies                                  = make([][]byte, n)
 		factors                                 = make([]int32, n)
@@ -94,63 +97,34 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, o *offers) func() ([
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
 		manual[i], bodies[i], factors[i] = d.Manual, d.Body, int32(max(d.ScheduleFactor, 1))
+		if l, ok := leases[d.ID]; ok {
+			tokens[i], until[i] = &l.Token, timePtr(l.Until)
+		}
 	}
-	var inserted []string
-	leased := map[string]bool{}
-	// A pending delivery enters the work queue with its row. Unlike
-	// SQLite's, it does not join its endpoint's queue of parked deliveries
-	// at once: probing the queue's partial index, full of dead entries under
-	// the queue's churn until a vacuum, cost more than the claim that parks
-	// it later.
-	// The offered leases count against the endpoints' caps, with the
-	// claims committed when the statement starts (see offers).
 	b.Queue(`WITH ins AS (
 			INSERT INTO deliveries (`+deliveryCols+`)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
-				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $22::int[])
+				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $16::int[])
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at
-		), held AS (
-			SELECT endpoint_id, count(*) AS n FROM queue
-			WHERE endpoint_id = ANY ($21::uuid[]) AND lease_expires > $19 GROUP BY endpoint_id
-		), ranked AS (
-			SELECT i.id, i.endpoint_id, i.next_attempt_at, o.until, o.token,
-				o.id IS NOT NULL
-				AND coalesce(h.n, 0) + row_number() OVER (PARTITION BY i.endpoint_id, o.id IS NULL ORDER BY o.ord) <= $18 AS leased
-			FROM ins i
-			LEFT JOIN unnest($16::uuid[], $17::timestamptz[], $20::text[]) WITH ORDINALITY AS o(id, until, token, ord) ON o.id = i.id
-			LEFT JOIN held h ON h.endpoint_id = i.endpoint_id
-			WHERE i.status = 'pending'
 		), queued AS (
 			INSERT INTO queue (delivery_id, endpoint_id, due, lease_token, lease_expires)
-			SELECT id, endpoint_id, next_attempt_at, CASE WHEN leased THEN token END, CASE WHEN leased THEN until END FROM ranked
-			RETURNING delivery_id, lease_token IS NOT NULL AS leased
+			SELECT i.id, i.endpoint_id, i.next_attempt_at, l.token, l.until FROM ins i
+			JOIN unnest($1::uuid[], $17::text[], $18::timestamptz[]) AS l(id, token, until) ON l.id = i.id
+			WHERE i.status = 'pending'
 		)
-		SELECT i.id, coalesce(q.leased, false) FROM ins i LEFT JOIN queued q ON q.delivery_id = i.id`,
+		SELECT id FROM ins`,
 		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
-		uuids(o.ids), o.until, o.cap, ts(o.now), o.tokens, uuids(o.distinct()), factors).
+		factors, tokens, until).
 		Query(func(rows pgx.Rows) error {
 			var id string
-			var l bool
-			_, err := pgx.ForEachRow(rows, []any{&id, &l}, func() error {
-				inserted = append(inserted, id)
-				if l {
-					leased[id] = true
-				}
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
+				inserted[id] = true
 				return nil
 			})
 			return err
 		})
-	return func() ([]*webhooks.Delivery, map[string]bool) {
-		if len(inserted) == len(ds) {
-			return ds, leased
-		}
-		kept := map[string]bool{}
-		for _, id := range inserted {
-			kept[id] = true
-		}
-		return slices.DeleteFunc(slices.Clone(ds), func(d *webhooks.Delivery) bool { return !kept[d.ID] }), leased
-	}
+	return func() map[string]bool { return inserted }
 }
 
 func textPtr(s string) *string {
@@ -176,8 +150,6 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-func collectDelivery(r pgx.CollectableRow) (*webhooks.Delivery, error) { return scanDelivery(r) }
-
 func findDelivery(ctx context.Context, q querier, id, lock string) (*webhooks.Delivery, error) {
 	if !webhooks.ValidID(id) {
 		return nil, notFound("webhook delivery")
@@ -189,7 +161,7 @@ func findDelivery(ctx context.Context, q querier, id, lock string) (*webhooks.De
 	return d, err
 }
 
-// FindDelivery implements app.Store.
+// FindDelivery implements driver.Store.
 func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
 	return read(s.findDelivery(ctx, id))
 }
@@ -244,7 +216,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 	return d, nil
 }
 
-// ListDeliveries implements app.Store.
+// ListDeliveries implements driver.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
 	q := listQuery{table: "deliveries", cols: deliveryCols}
 	q.whereID("endpoint_id", f.EndpointID)
@@ -258,11 +230,18 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	return read(list(ctx, s.pool, q, p, scanDelivery))
 }
 
-// CountDeliveries implements app.Store. Listing every state lets the
-// endpoint's status index answer alone, without reading the deliveries.
-func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+// CountDeliveries implements driver.Store. Listing every state lets the
+// endpoint's status index answer alone, without reading the deliveries;
+// the retrying ones are read through it too (pending, then the rule).
+func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, f driver.CountFilter) ([]webhooks.DeliveryCount, error) {
+	if f == driver.CountRetrying {
+		return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = 'pending' AND `+qRetrying)
+	}
 	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = ANY ($4::text[])`, webhooks.DeliveryStatuses)
 }
+
+// qRetrying is webhooks.Delivery.Retrying's rule for a pending delivery.
+const qRetrying = `attempt_count > 0 AND NOT manual`
 
 // countDeliveries counts the endpoints' deliveries created at or after
 // since that meet cond, whose args are $4 on, by endpoint, bucket of time
@@ -280,7 +259,7 @@ func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since
 		GROUP BY 1, 2, 3`, append([]any{uuids(endpointIDs), ts(since), bucket.Milliseconds()}, condArgs...)...))
 }
 
-// ListEventDeliveries implements app.Store.
+// ListEventDeliveries implements driver.Store.
 func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error) {
 	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
 		return nil, nil
@@ -290,48 +269,43 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 		ORDER BY created, id`, uuids(eventIDs), uuids(endpointIDs)))
 }
 
-// InsertDeliveries implements app.Tx. Pending deliveries wake the other
-// processes' workers once the transaction commits.
+// InsertDeliveries implements driver.Tx.
 func (t *txn) InsertDeliveries(ctx context.Context, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
-	out, err := insertDeliveries(ctx, t, ds)
-	if slices.ContainsFunc(out, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }) {
-		t.notify = true
-	}
-	return out, err
+	return insertDeliveries(ctx, t, ds)
 }
 
-// LockDelivery implements app.Tx: FOR UPDATE.
+// LockDelivery implements driver.Tx: FOR UPDATE.
 func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
 	return findDelivery(ctx, t, id, forUpdate)
 }
 
-// Rearm implements app.Tx. The deliveries are locked by the caller (see
+// Rearm implements driver.Tx. The deliveries are locked by the caller (see
 // RecoverCandidates and LockDelivery).
-func (t *txn) Rearm(ctx context.Context, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
-	rows, err := t.Query(ctx, `WITH u AS (
-			UPDATE deliveries SET status = 'pending', reason = NULL, next_attempt_at = $1, manual = true, updated = $1
-			WHERE id = ANY($2::uuid[]) RETURNING `+deliveryCols+`
-		), queued AS (
-			INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, $1 FROM u
-			ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, parked = false, lease_token = NULL, lease_expires = NULL
+func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	n := len(ds)
+	ids, statuses, reasons := make([]string, n), make([]string, n), make([]*string, n)
+	next, updated, manual := make([]*time.Time, n), make([]*time.Time, n), make([]bool, n)
+	for i, d := range ds {
+		ids[i], statuses[i], reasons[i] = d.ID, d.Status, textPtr(d.Reason)
+		next[i], updated[i], manual[i] = timePtr(d.NextAttemptAt), timePtr(d.Updated), d.Manual
+	}
+	_, err := t.Exec(ctx, `WITH r AS (
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bool[], $6::timestamptz[])
+				AS r(id, status, reason, next_attempt_at, manual, updated)
+		), u AS (
+			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual, updated = r.updated
+			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at
 		)
-		SELECT * FROM u`,
-		ts(now), uuids(ids))
-	if err != nil {
-		return nil, err
-	}
-	ds, err := pgx.CollectRows(rows, collectDelivery)
-	if err != nil {
-		return nil, err
-	}
-	if len(ds) != len(ids) {
-		return nil, notFound("webhook delivery")
-	}
-	t.notify = true
-	return ds, nil
+		INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM u
+		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, parked = false, lease_token = NULL, lease_expires = NULL`,
+		uuids(ids), statuses, reasons, next, manual, updated)
+	return err
 }
 
-// RecoverCandidates implements app.Tx. The deliveries are locked in id
+// RecoverCandidates implements driver.Tx. The deliveries are locked in id
 // order, like every multi-row change of deliveries; an attempt recorded
 // meanwhile (a success ends a delivery the disable had failed) takes one
 // out of the set.
@@ -364,7 +338,7 @@ func prefixed(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// LastAttempts implements app.Store: a delivery's last attempt is the one
+// LastAttempts implements driver.Store: a delivery's last attempt is the one
 // its attempt_count numbers.
 func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webhooks.Attempt, error) {
 	if len(deliveryIDs) == 0 {

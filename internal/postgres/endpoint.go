@@ -85,7 +85,7 @@ func findEndpoint(ctx context.Context, q querier, id, lock string) (*webhooks.En
 	return e, err
 }
 
-// InsertEndpoint implements app.Tx.
+// InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
 		$17, $18, $19, $20, $21, $22)`,
@@ -96,7 +96,7 @@ func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	return err
 }
 
-// LockRoutes implements app.Tx: the exclusive side of the owner's advisory
+// LockRoutes implements driver.Tx: the exclusive side of the owner's advisory
 // lock, which RegisterEvent takes shared before it reads the endpoints.
 // Advisory locks live in memory: the hot path writes nothing for them,
 // unlike FOR SHARE on the endpoint rows.
@@ -104,17 +104,17 @@ func (t *txn) LockRoutes(ctx context.Context, ownerID string) error {
 	return lockExclusive(ctx, t, lockOwner, ownerID)
 }
 
-// LockEndpoint implements app.Tx: FOR UPDATE.
+// LockEndpoint implements driver.Tx: FOR UPDATE.
 func (t *txn) LockEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return findEndpoint(ctx, t, id, forUpdate)
 }
 
-// ShareEndpoint implements app.Tx: FOR SHARE.
+// ShareEndpoint implements driver.Tx: FOR SHARE.
 func (t *txn) ShareEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return findEndpoint(ctx, t, id, forShare)
 }
 
-// UpdateEndpoint implements app.Tx.
+// UpdateEndpoint implements driver.Tx.
 func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `UPDATE endpoints SET url = $1, enabled_events = $2, relationships = $3, api_version = $4,
 		description = $5, status = $6, secret = $7, previous_secret = $8, previous_secret_expires = $9, updated = $10,
@@ -126,13 +126,13 @@ func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	return err
 }
 
-// DeleteEndpoint implements app.Tx.
+// DeleteEndpoint implements driver.Tx.
 func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) error {
 	_, err := t.Exec(ctx, `UPDATE endpoints SET deleted = $1, updated = $1, secret = '', previous_secret = NULL WHERE id = $2`, ts(now), id)
 	return err
 }
 
-// EndPending implements app.Tx: the endpoint's pending deliveries end, and
+// EndPending implements driver.Tx: the endpoint's pending deliveries end, and
 // leave the work queue; a claimed one keeps its claim, without a due time,
 // so that its attempt still records when it ends (see RecordAttempts). The
 // rows are locked in id order, deliveries first, as every statement that
@@ -153,12 +153,12 @@ func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now tim
 	return t.SendBatch(ctx, &b).Close()
 }
 
-// FindEndpoint implements app.Store.
+// FindEndpoint implements driver.Store.
 func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return read(findEndpoint(ctx, s.pool, id, noLock))
 }
 
-// ListEndpoints implements app.Store.
+// ListEndpoints implements driver.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
 	q := listQuery{table: "endpoints", cols: endpointCols}
 	switch {
@@ -174,7 +174,7 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	return read(list(ctx, s.pool, q, p, scanEndpoint))
 }
 
-// ListAccountEndpoints implements app.Store.
+// ListAccountEndpoints implements driver.Store.
 func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
 	if !webhooks.ValidID(accountID) {
 		return nil, nil

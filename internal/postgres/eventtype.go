@@ -41,12 +41,12 @@ func findEventType(ctx context.Context, q querier, name string) (*webhooks.Event
 	return t, err
 }
 
-// FindEventType implements app.Store.
+// FindEventType implements driver.Store.
 func (s *Store) FindEventType(ctx context.Context, name string) (*webhooks.EventType, error) {
 	return read(findEventType(ctx, s.pool, name))
 }
 
-// Catalog implements app.Store: one statement, so one snapshot of the
+// Catalog implements driver.Store: one statement, so one snapshot of the
 // version and the types.
 func (s *Store) Catalog(ctx context.Context) (int64, []*webhooks.EventType, error) {
 	rows, err := s.pool.Query(ctx, `SELECT v.version, t.name, t.description, t.example::text, t.schema::text, t.archived, t.created, t.updated
@@ -75,7 +75,7 @@ func (s *Store) Catalog(ctx context.Context) (int64, []*webhooks.EventType, erro
 	return version, types, txError(rows.Err())
 }
 
-// ListEventTypes implements app.Store.
+// ListEventTypes implements driver.Store.
 func (s *Store) ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.EventType], error) {
 	if p.StartingAfter != "" {
 		if _, err := findEventType(ctx, s.pool, p.StartingAfter); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
@@ -102,18 +102,18 @@ func (s *Store) ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.
 // are.
 const qRegistrationStart = `SELECT set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock_shared($1, hashtext(current_schema()))`
 
-// LockCatalog implements app.Tx: the catalog's lock, exclusive.
+// LockCatalog implements driver.Tx: the catalog's lock, exclusive.
 func (t *txn) LockCatalog(ctx context.Context) error {
 	_, err := t.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))`, lockCatalog)
 	return err
 }
 
-// FindEventType implements app.Tx.
+// FindEventType implements driver.Tx.
 func (t *txn) FindEventType(ctx context.Context, name string) (*webhooks.EventType, error) {
 	return findEventType(ctx, t, name)
 }
 
-// InsertEventType implements app.Tx.
+// InsertEventType implements driver.Tx.
 func (t *txn) InsertEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.Exec(ctx, `INSERT INTO event_types (name, description, example, schema, archived, created, updated)
 		VALUES ($1, $2, $3::text::json, $4::text::json, $5, $6, $7)`,
@@ -121,7 +121,7 @@ func (t *txn) InsertEventType(ctx context.Context, et *webhooks.EventType) error
 	return err
 }
 
-// UpdateEventType implements app.Tx.
+// UpdateEventType implements driver.Tx.
 func (t *txn) UpdateEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.Exec(ctx, `UPDATE event_types SET description = $2, example = $3::text::json, schema = $4::text::json,
 		archived = $5, created = $6, updated = $7 WHERE name = $1`,

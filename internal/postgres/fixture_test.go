@@ -16,12 +16,15 @@ var t0 = time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
 
 var serial atomic.Int64
 
+// stackOf returns s under a queue core, as the service runs it.
+func stackOf(tb testing.TB, s *Store) storetest.Store { return storetest.Stack(tb, s) }
+
 // useCases are the use cases on s, at t0.
-func useCases(s *Store) *app.App {
-	return app.New(app.Config{Store: s, Now: func() time.Time { return t0 }})
+func useCases(s storetest.Store) *app.App {
+	return app.New(app.Config{Store: s, Registrar: s, Now: func() time.Time { return t0 }})
 }
 
-func mustAccount(tb testing.TB, s *Store) *webhooks.Account {
+func mustAccount(tb testing.TB, s storetest.Store) *webhooks.Account {
 	tb.Helper()
 	a, err := useCases(s).CreateAccount(tb.Context(), app.Admin(), fmt.Sprint("Account ", serial.Add(1)), "")
 	if err != nil {
@@ -30,7 +33,7 @@ func mustAccount(tb testing.TB, s *Store) *webhooks.Account {
 	return a
 }
 
-func mustCompany(tb testing.TB, s *Store, accountID string) *webhooks.Company {
+func mustCompany(tb testing.TB, s storetest.Store, accountID string) *webhooks.Company {
 	tb.Helper()
 	c, err := useCases(s).CreateCompany(tb.Context(), app.Admin(), accountID, storetest.NewNIF(), "Company")
 	if err != nil {
@@ -39,7 +42,7 @@ func mustCompany(tb testing.TB, s *Store, accountID string) *webhooks.Company {
 	return c
 }
 
-func mustEndpoint(tb testing.TB, s *Store, companyID string) *webhooks.Endpoint {
+func mustEndpoint(tb testing.TB, s storetest.Store, companyID string) *webhooks.Endpoint {
 	tb.Helper()
 	e, err := useCases(s).CreateEndpoint(tb.Context(), app.Admin(), app.CompanyOwner(companyID), app.EndpointInput{
 		URL: "https://example.com/hook", EnabledEvents: []string{"*"},
@@ -57,7 +60,7 @@ func newEvent(companyID string, created time.Time) *webhooks.Event {
 	}
 }
 
-func mustRegister(tb testing.TB, s *Store, ev *webhooks.Event) []*webhooks.Delivery {
+func mustRegister(tb testing.TB, s storetest.Store, ev *webhooks.Event) []*webhooks.Delivery {
 	tb.Helper()
 	_, ds, _, err := s.RegisterEvent(tb.Context(), ev, nil)
 	if err != nil {
@@ -68,7 +71,7 @@ func mustRegister(tb testing.TB, s *Store, ev *webhooks.Event) []*webhooks.Deliv
 
 // backlog creates a company with endpoints endpoints and events events, so
 // endpoints*events due deliveries.
-func backlog(tb testing.TB, s *Store, endpoints, events int) (*webhooks.Company, []*webhooks.Endpoint) {
+func backlog(tb testing.TB, s storetest.Store, endpoints, events int) (*webhooks.Company, []*webhooks.Endpoint) {
 	tb.Helper()
 	a := mustAccount(tb, s)
 	c := mustCompany(tb, s, a.ID)

@@ -7,14 +7,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
-// InitClusterKeys implements app.Store. Processes that start together
+// InitClusterKeys implements driver.Store. Processes that start together
 // race on the insert; the row's key settles it, and each reads the
 // winner's keys.
-func (s *Store) InitClusterKeys(ctx context.Context, k *app.ClusterKeys) (*app.ClusterKeys, error) {
-	var stored *app.ClusterKeys
+func (s *Store) InitClusterKeys(ctx context.Context, k *driver.ClusterKeys) (*driver.ClusterKeys, error) {
+	var stored *driver.ClusterKeys
 	err := s.inTx(ctx, func(t *txn) error {
 		if _, err := t.Exec(ctx, `INSERT INTO cluster_keys (id, admin_key_hash, portal_key, updated) VALUES (1, $1, $2, $3) ON CONFLICT (id) DO NOTHING`,
 			k.AdminKeyHash, k.PortalKey, ts(k.Updated)); err != nil {
@@ -27,25 +27,25 @@ func (s *Store) InitClusterKeys(ctx context.Context, k *app.ClusterKeys) (*app.C
 	return stored, err
 }
 
-// FindClusterKeys implements app.Store.
-func (s *Store) FindClusterKeys(ctx context.Context) (*app.ClusterKeys, error) {
+// FindClusterKeys implements driver.Store.
+func (s *Store) FindClusterKeys(ctx context.Context) (*driver.ClusterKeys, error) {
 	return read(findClusterKeys(ctx, s.pool, ""))
 }
 
-// LockClusterKeys implements app.Tx.
-func (t *txn) LockClusterKeys(ctx context.Context) (*app.ClusterKeys, error) {
+// LockClusterKeys implements driver.Tx.
+func (t *txn) LockClusterKeys(ctx context.Context) (*driver.ClusterKeys, error) {
 	return findClusterKeys(ctx, t, " FOR UPDATE")
 }
 
-// UpdateClusterKeys implements app.Tx.
-func (t *txn) UpdateClusterKeys(ctx context.Context, k *app.ClusterKeys) error {
+// UpdateClusterKeys implements driver.Tx.
+func (t *txn) UpdateClusterKeys(ctx context.Context, k *driver.ClusterKeys) error {
 	_, err := t.Exec(ctx, `UPDATE cluster_keys SET admin_key_hash = $1, portal_key = $2, updated = $3 WHERE id = 1`,
 		k.AdminKeyHash, k.PortalKey, ts(k.Updated))
 	return err
 }
 
-func findClusterKeys(ctx context.Context, q querier, lock string) (*app.ClusterKeys, error) {
-	var k app.ClusterKeys
+func findClusterKeys(ctx context.Context, q querier, lock string) (*driver.ClusterKeys, error) {
+	var k driver.ClusterKeys
 	var updated pgtype.Timestamptz
 	err := q.QueryRow(ctx, `SELECT admin_key_hash, portal_key, updated FROM cluster_keys WHERE id = 1`+lock).
 		Scan(&k.AdminKeyHash, &k.PortalKey, &updated)

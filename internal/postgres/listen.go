@@ -14,7 +14,17 @@ const (
 	listenMaxBackoff = 10 * time.Second
 )
 
-// Listen listens to NotifyChannel on a connection of its own, outside the
+// Notify implements driver.Cluster: it notifies NotifyChannel, outside any
+// transaction. PostgreSQL serializes committing transactions that
+// notified on one lock held through their WAL flush, which capped
+// registration at one commit per fsync; the caller coalesces the
+// notifications of many commits into one.
+func (s *Store) Notify(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, s.schema)
+	return err
+}
+
+// Listen implements driver.Cluster. It listens to NotifyChannel on a connection of its own, outside the
 // pool, and calls wake on every notification from a store on this store's
 // schema. It also calls wake once the channel is listened to, and again
 // after every reconnection: what was notified while no connection listened

@@ -3,11 +3,8 @@ package postgres
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	webhooks "github.com/factuarea/webhooks"
 )
 
 // listening runs Listen on s until the test ends and returns its wakes.
@@ -44,8 +41,9 @@ func noWake(t *testing.T, wakes <-chan struct{}, what string) {
 }
 
 // TestStore_Listen wakes a store's listener when another store (another
-// process) registers an event with a due delivery, and again after the
-// listener's connection is lost and reopened.
+// process) notifies, and again after the listener's connection is lost
+// and reopened; a store on another schema of the database wakes nobody
+// here.
 func TestStore_Listen(t *testing.T) {
 	schema := NewSchema(t)
 	app := "webhooks_listen_" + schema
@@ -55,17 +53,18 @@ func TestStore_Listen(t *testing.T) {
 	}
 	t.Cleanup(func() { listener.Close() })
 	producer := MustOpen(t, schema)
-	a := mustAccount(t, producer)
-	c := mustCompany(t, producer, a.ID)
 
 	wakes := listening(t, listener)
 	waitWake(t, wakes, "once listening")
-
-	mustRegister(t, producer, newEvent(c.ID, t0))
-	noWake(t, wakes, "for an event with no delivery")
-	mustEndpoint(t, producer, c.ID)
-	mustRegister(t, producer, newEvent(c.ID, t0))
-	waitWake(t, wakes, "for an event with a delivery")
+	noWake(t, wakes, "before anyone notifies")
+	if err := producer.Notify(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitWake(t, wakes, "for a notification")
+	if err := MustOpen(t, NewSchema(t)).Notify(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	noWake(t, wakes, "for a notification on another schema")
 
 	// Kill the listening connection: Listen reconnects and wakes, since it
 	// may have missed notifications meanwhile.
@@ -79,51 +78,11 @@ func TestStore_Listen(t *testing.T) {
 		t.Fatalf("terminated %d listening connections, want 1", killed)
 	}
 	waitWake(t, wakes, "after reconnecting")
-	mustRegister(t, producer, newEvent(c.ID, t0))
-	waitWake(t, wakes, "for an event after reconnecting")
+	if err := producer.Notify(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	waitWake(t, wakes, "for a notification after reconnecting")
 }
-
-// TestStore_Listen_LocalWorkers: a process whose own workers have room
-// for new work takes it without waking the others; one whose workers are
-// full, or that has none, wakes them. A store on another schema of the
-// database wakes nobody here.
-func TestStore_Listen_LocalWorkers(t *testing.T) {
-	schema := NewSchema(t)
-	listener := MustOpen(t, schema)
-	producer := MustOpen(t, schema)
-	a := mustAccount(t, producer)
-	c := mustCompany(t, producer, a.ID)
-	mustEndpoint(t, producer, c.ID)
-	wakes := listening(t, listener)
-	waitWake(t, wakes, "once listening")
-
-	var room atomic.Bool
-	room.Store(true)
-	producer.SetEngine(roomEngine{&room})
-	mustRegister(t, producer, newEvent(c.ID, t0))
-	noWake(t, wakes, "for an event the producer's workers had room for")
-	room.Store(false)
-	mustRegister(t, producer, newEvent(c.ID, t0))
-	waitWake(t, wakes, "for an event the producer's workers had no room for")
-
-	other := MustOpen(t, NewSchema(t))
-	oc := mustCompany(t, other, mustAccount(t, other).ID)
-	mustEndpoint(t, other, oc.ID)
-	mustRegister(t, other, newEvent(oc.ID, t0))
-	noWake(t, wakes, "for an event on another schema")
-}
-
-// roomEngine is an engine that leases nothing (every delivery waits for a
-// claim) and has room while room is set.
-type roomEngine struct{ room *atomic.Bool }
-
-func (e roomEngine) Lease(string, time.Time) (string, time.Time, bool) { return "", time.Time{}, false }
-func (e roomEngine) Hand([]*webhooks.Claim)                            {}
-func (e roomEngine) Unlease([]string)                                  {}
-func (e roomEngine) Wake()                                             {}
-func (e roomEngine) PerEndpoint() int                                  { return 0 }
-func (e roomEngine) HasRoom() bool                                     { return e.room.Load() }
-func (e roomEngine) Pace(context.Context, bool, time.Duration)         {}
 
 // TestStore_Listen_Close checks that Close stops Listen.
 func TestStore_Listen_Close(t *testing.T) {

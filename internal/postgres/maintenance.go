@@ -22,8 +22,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 			(SELECT min(due) FROM queue WHERE due IS NOT NULL AND NOT parked AND due <= $1
 				AND (lease_expires IS NULL OR lease_expires <= $1)),
 			(SELECT min(due) FROM queue WHERE parked)),
-		(SELECT count(*) FROM queue WHERE lease_expires > $1)`, ts(now)).
-		Scan(&st.Due, &oldest, &st.InFlight)
+		(SELECT count(*) FROM queue WHERE lease_expires > $1),
+		(SELECT count(*) FROM outbox)`, ts(now)).
+		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox)
 	if oldest != nil {
 		st.OldestDue = oldest.UTC()
 	}

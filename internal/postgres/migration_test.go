@@ -66,7 +66,7 @@ func TestMigrate_QueueKeepsWork(t *testing.T) {
 		}
 	}
 
-	s := MustOpen(t, schema) // applies 0003 and later
+	s := stackOf(t, MustOpen(t, schema)) // applies 0003 and later
 	claims, err := s.ClaimDeliveries(ctx, webhooks.ClaimRequest{Now: now, Limit: 10, Token: "token-new", LeaseUntil: now.Add(time.Minute), PerEndpoint: 10})
 	if err != nil {
 		t.Fatal(err)

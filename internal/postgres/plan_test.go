@@ -24,18 +24,19 @@ func TestStore_HotPathUsesIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	c := mustCompany(t, s, mustAccount(t, s).ID)
-	mustEndpoint(t, s, c.ID)
+	st := stackOf(t, s)
+	c := mustCompany(t, st, mustAccount(t, st).ID)
+	mustEndpoint(t, st, c.ID)
 	round := 0
 	deliver := func(events int) {
 		t.Helper()
 		for range events {
-			mustRegister(t, s, newEvent(c.ID, t0))
+			mustRegister(t, st, newEvent(c.ID, t0))
 		}
 		round++
 		now := t0.Add(time.Duration(round) * time.Minute)
 		token := fmt.Sprint("t", round)
-		claims, err := s.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Limit: events, Token: token, LeaseUntil: now.Add(time.Minute)})
+		claims, err := st.ClaimDeliveries(t.Context(), webhooks.ClaimRequest{Now: now, Limit: events, Token: token, LeaseUntil: now.Add(time.Minute)})
 		if err != nil || len(claims) != events {
 			t.Fatalf("ClaimDeliveries: got %d claims, %v; want %d", len(claims), err, events)
 		}
@@ -47,7 +48,7 @@ func TestStore_HotPathUsesIndexes(t *testing.T) {
 				Transition: webhooks.Transition{Status: webhooks.DeliveryDelivered},
 			})
 		}
-		if err := s.RecordAttempts(t.Context(), records); err != nil {
+		if err := st.RecordAttempts(t.Context(), records); err != nil {
 			t.Fatal(err)
 		}
 	}

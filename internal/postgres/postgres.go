@@ -1,4 +1,4 @@
-// Package postgres implements app.Store on PostgreSQL, with pgx.
+// Package postgres implements driver.Store on PostgreSQL, with pgx.
 //
 // Unlike the SQLite store, any number of processes may share one database:
 // migrations run under an advisory lock, claims take due deliveries with
@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"syscall"
@@ -34,17 +33,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/app"
-	"github.com/factuarea/webhooks/internal/groupcommit"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/migrate"
 )
 
 //go:embed migration/*.sql
 var migrations embed.FS
 
-// NotifyChannel is the channel the store notifies, once the transaction that
-// creates it commits, when there is new due work that this process's
-// workers may not take (see SetEngine): a registered event's
+// NotifyChannel is the channel Notify notifies, when there is new due work
+// that the notifying process's workers may not take: a registered event's
 // deliveries, a retry, a replay, a recovery or a test event. Channels
 // belong to the database, not a schema: the payload is the store's schema
 // (its search_path, empty by default), and Listen ignores the
@@ -71,20 +68,18 @@ const DefaultMaxConns = 16
 const DefaultConnectTimeout = 5 * time.Second
 
 // Store is the PostgreSQL backend.
+var (
+	_ driver.Driver  = (*Store)(nil)
+	_ driver.Cluster = (*Store)(nil)
+)
+
+// Store is the PostgreSQL backend.
 type Store struct {
 	pool   *pgxpool.Pool
 	log    *slog.Logger
 	closed context.Context // done when Close is called; stops Listen
 	close  context.CancelFunc
-
-	notify       chan struct{} // to the notifier
-	notifierDone chan struct{}
-	schema       string // the search_path: NotifyChannel's payload
-	vacuumDone   chan struct{}
-
-	registrations *groupcommit.Committer[*registration] // see RegisterEvent
-	routes        routes                                // see registerGroupOn
-	engine        app.Engine                            // see SetEngine
+	schema string // the search_path: NotifyChannel's payload
 }
 
 // Option configures Open.
@@ -132,20 +127,15 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, log: o.log, notify: make(chan struct{}, 1), notifierDone: make(chan struct{}), vacuumDone: make(chan struct{}),
-		schema: cfg.ConnConfig.RuntimeParams["search_path"]}
+	s := &Store{pool: pool, log: o.log, schema: cfg.ConnConfig.RuntimeParams["search_path"]}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	s.closed, s.close = context.WithCancel(context.Background())
-	go s.notifier()
 	if err := s.migrate(ctx); err != nil {
-		close(s.vacuumDone)
 		s.Close()
 		return nil, err
 	}
-	go s.vacuumer()
-	s.registrations = groupcommit.StartWindow(registrars, maxGroup, groupWindow, s.commitGroup)
 	return s, nil
 }
 
@@ -182,11 +172,6 @@ func poolConfig(url string, o options) (*pgxpool.Config, error) {
 // be released.
 func (s *Store) Close() error {
 	s.close()
-	if s.registrations != nil {
-		s.registrations.Close()
-	}
-	<-s.notifierDone
-	<-s.vacuumDone
 	s.pool.Close()
 	return nil
 }
@@ -233,25 +218,15 @@ func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error
 	})
 }
 
-// InTx implements app.Store.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+// InTx implements driver.Store.
+func (s *Store) InTx(ctx context.Context, fn func(tx driver.Tx) error) error {
 	return s.inTx(ctx, func(t *txn) error { return fn(t) })
 }
 
 // inTx runs fn in a transaction. Errors other than the domain's are wrapped
 // (and so reported as internal).
 func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
-	notify := false
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		t := &txn{Tx: tx}
-		err := fn(t)
-		notify = t.notify
-		return err
-	})
-	if err == nil && notify {
-		s.notifyCommitted()
-	}
-	return txError(err)
+	return txError(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{Tx: tx}) }))
 }
 
 // qIndexOnly makes the rest of a transaction on the hot path (registering
@@ -286,24 +261,6 @@ func (s *Store) pipelined(ctx context.Context, fn func(conn *pgx.Conn) error) er
 		}
 	}()
 	return fn(c.Conn())
-}
-
-// notifyCommitted asks the notifier to wake every process's workers: a
-// transaction that made deliveries due has committed, and this process's
-// engine may not take them. Work is announced to the other processes only
-// when this process's engine (see SetEngine), woken in-process, has no
-// room for it: a NOTIFY wakes every listening process, and each then
-// spends a claim (and PostgreSQL a transaction per listener) on work that
-// one process was already taking. Without an engine, every such commit
-// notifies.
-func (s *Store) notifyCommitted() {
-	if s.engine != nil && s.engine.HasRoom() {
-		return
-	}
-	select {
-	case s.notify <- struct{}{}:
-	default: // one is already due
-	}
 }
 
 // txError is a transaction's error as the store reports it: the domain's
@@ -363,45 +320,8 @@ type scanner interface {
 	Scan(dest ...any) error
 }
 
-// txn is the transaction inTx hands out (and app.Tx's implementation): it
-// remembers whether a NOTIFY is due after its commit, which it is when the
-// transaction made deliveries due.
-//
-// The NOTIFY is not sent in the transaction: PostgreSQL serializes
-// committing transactions that notified on one lock held through their WAL
-// flush, which capped registration at one commit per fsync. The notifier
-// sends one NOTIFY, outside any transaction, for all the commits of the
-// last few milliseconds; this process's own engine is woken in-process.
-type txn struct {
-	pgx.Tx
-	notify bool
-}
-
-// notifyInterval is the least time between two NOTIFYs of one process.
-const notifyInterval = 5 * time.Millisecond
-
-// notifier sends the NOTIFYs commits asked for, coalesced.
-func (s *Store) notifier() {
-	defer close(s.notifierDone)
-	for {
-		select {
-		case <-s.closed.Done():
-			return
-		case <-s.notify:
-		}
-		ctx, cancel := context.WithTimeout(s.closed, 5*time.Second)
-		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, NotifyChannel, s.schema); err != nil && s.closed.Err() == nil {
-			// Other processes find the work at their next poll.
-			s.log.Warn("postgres: notify failed", "err", err)
-		}
-		cancel()
-		select {
-		case <-s.closed.Done():
-			return
-		case <-time.After(notifyInterval):
-		}
-	}
-}
+// txn is the transaction inTx hands out (driver.Tx's implementation).
+type txn struct{ pgx.Tx }
 
 // lockExclusive takes the transaction-level advisory lock of class on key.
 func lockExclusive(ctx context.Context, tx pgx.Tx, class int32, key string) error {
@@ -475,59 +395,4 @@ func notFound(kind string) error {
 func isUniqueViolation(err error, constraint string) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.ConstraintName == constraint
-}
-
-// What the vacuumer vacuums, and how often.
-var vacuums = []struct {
-	table string
-	every time.Duration
-}{
-	// The work queue: each queued delivery is inserted, claimed, and
-	// deleted or rescheduled, and every change leaves a dead row version
-	// behind, whose entries in the queue's indexes each claim reads through
-	// until a vacuum removes them. Autovacuum wakes up once a minute at
-	// best, by which time a busy queue has hundreds of thousands; the queue
-	// is small, so a vacuum every few seconds costs little.
-	{"queue", 2 * time.Second},
-	// The deliveries: one dead version per attempt (its record), which
-	// nothing on the engine's path reads. A vacuum of this large table
-	// scans its indexes whole, so it runs seldom: as a safety net beside
-	// autovacuum, which does the work where it is enabled.
-	{"deliveries", time.Minute},
-}
-
-// vacuumTick is how often the vacuumer looks for a table due.
-const vacuumTick = 2 * time.Second
-
-// vacuumer vacuums the tables of vacuums on their schedules. Every process
-// runs one, but a table needs one vacuum per period, not one per process:
-// each skips a table vacuumed within its period (by another process, or by
-// autovacuum), and SKIP_LOCKED lets one that is vacuuming now finish alone.
-func (s *Store) vacuumer() {
-	defer close(s.vacuumDone)
-	// Jittered, so that processes started together do not stay in step
-	// and all find a table due at once.
-	t := time.NewTimer(rand.N(vacuumTick))
-	defer t.Stop()
-	for {
-		select {
-		case <-s.closed.Done():
-			return
-		case <-t.C:
-		}
-		t.Reset(vacuumTick*9/10 + rand.N(vacuumTick/5))
-		for _, v := range vacuums {
-			ctx, cancel := context.WithTimeout(s.closed, 10*time.Minute)
-			var due bool
-			err := s.pool.QueryRow(ctx, `SELECT coalesce(greatest(last_vacuum, last_autovacuum) < now() - $2 * interval '1 millisecond', true)
-				FROM pg_stat_user_tables WHERE relid = $1::regclass`, v.table, (v.every * 9 / 10).Milliseconds()).Scan(&due)
-			if err == nil && due {
-				_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) `+v.table)
-			}
-			if err != nil && s.closed.Err() == nil {
-				s.log.Warn("postgres: vacuum failed", "table", v.table, "err", err)
-			}
-			cancel()
-		}
-	}
 }

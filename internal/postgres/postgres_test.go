@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/pgtest"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -44,7 +45,7 @@ func MustOpenFresh(tb testing.TB) *Store {
 // TestStore runs the suite every backend passes, each leaf test on a
 // schema of its own.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store { return MustOpenFresh(t) })
+	storetest.Run(t, func(t *testing.T) driver.Driver { return MustOpenFresh(t) })
 }
 
 func TestOpen_SearchPathInURL(t *testing.T) {

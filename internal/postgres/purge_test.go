@@ -36,7 +36,7 @@ func TestPurge_LockPerSchema(t *testing.T) {
 
 	purge := func(schema string) int {
 		t.Helper()
-		s := MustOpen(t, schema)
+		s := stackOf(t, MustOpen(t, schema))
 		c := mustCompany(t, s, mustAccount(t, s).ID)
 		mustRegister(t, s, newEvent(c.ID, time.Now().Add(-time.Hour)))
 		n, err := s.Purge(ctx, time.Now(), time.Now(), 10)

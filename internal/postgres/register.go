@@ -1,113 +1,125 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
-	"slices"
+	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
-// RegisterEvent implements app.Store. Registrations are committed in
-// groups (see groupcommit): concurrent registrations share one transaction,
-// its two round trips, its locks and its commit (see registerGroup), which
-// is most of what a registration costs on a busy machine.
-func (s *Store) RegisterEvent(ctx context.Context, ev *webhooks.Event, key *webhooks.IdempotencyKey) (*webhooks.Event, []*webhooks.Delivery, bool, error) {
-	r := &registration{ev: ev, key: key}
-	r.catalog, r.checked = app.CatalogVersion(ctx)
-	if err := s.registrations.Do(ctx, r); err != nil {
-		return nil, nil, false, err
-	}
-	if r.err != nil {
-		return nil, nil, false, txError(r.err)
-	}
-	if r.first != nil {
-		return r.first, nil, false, nil
-	}
-	return ev, r.deliveries, true, nil
+// GroupCommit implements driver.Registrar: two groups commit at once, so
+// that a commit waiting for the disk does not hold up the next group, and
+// a registrar waits a millisecond under load for its group to grow, since
+// PostgreSQL's work per statement and per transaction is most of a small
+// group's, whatever its size.
+func (s *Store) GroupCommit() driver.GroupCommit {
+	return driver.GroupCommit{Registrars: 2, MaxGroup: 64, Window: time.Millisecond}
 }
 
-// registration is one RegisterEvent waiting for its group's commit.
-type registration struct {
-	ev  *webhooks.Event
-	key *webhooks.IdempotencyKey
-	// catalog is the version of the catalog ev was checked against, if
-	// checked: the group's transaction refuses it if the catalog has
-	// another (app.ErrCatalogChanged).
-	catalog int64
-	checked bool
-
-	first      *webhooks.Event // the earlier event of a repeated key
-	deliveries []*webhooks.Delivery
-	err        error
+// RegisterGroup implements driver.Registrar, in two round trips whatever
+// the group's size: Begin's pipelined batch opens the transaction and
+// reads, and the writes go in another, one statement each, with the
+// COMMIT.
+func (s *Store) RegisterGroup(ctx context.Context, fn func(tx driver.RegisterTx) (*driver.GroupWrites, error)) (*driver.GroupWritten, error) {
+	var out *driver.GroupWritten
+	err := s.pipelined(ctx, func(conn *pgx.Conn) error {
+		w, err := fn(&registerTx{conn: conn})
+		if err != nil {
+			return err
+		}
+		out, err = writeGroup(ctx, conn, w)
+		return err
+	})
+	return out, txError(err)
 }
 
-// Group sizes.
-const (
-	// registrars is how many groups of registrations commit at once in one
-	// process: enough that a commit waiting for the disk does not hold up
-	// the next group, few enough that the groups stay large under load.
-	registrars = 2
-	// maxGroup bounds a group, so that one transaction stays short.
-	maxGroup = 64
-	// groupWindow is how long, under load, a registrar waits for its
-	// group to grow: PostgreSQL's work per statement and per transaction
-	// is most of a small group's, whatever its size.
-	groupWindow = time.Millisecond
-)
+// registerTx is a registration group's transaction on its connection.
+type registerTx struct{ conn *pgx.Conn }
 
-// commitGroup registers group and answers each registration.
+// Begin implements driver.RegisterTx.
+func (t *registerTx) Begin(ctx context.Context, r driver.GroupReads) (*driver.GroupFacts, error) {
+	f := &driver.GroupFacts{Keys: map[string]*driver.StoredKey{}}
+	var b pgx.Batch
+	b.Queue(`BEGIN`)
+	b.Queue(qRegistrationStart, lockCatalog)
+	for _, key := range r.Keys {
+		queueKey(&b, key, f.Keys)
+	}
+	if len(r.Locks) > 0 {
+		b.Queue(`SELECT count(pg_advisory_xact_lock_shared($1, hashtext(o))) FROM unnest($2::text[]) AS o`, lockOwner, r.Locks)
+	}
+	b.Queue(qVersions).QueryRow(func(row pgx.Row) error { return row.Scan(&f.RoutingVersion, &f.CatalogVersion) })
+	f.Owners = queueOwners(&b, r.Owners)
+	return f, t.conn.SendBatch(ctx, &b).Close()
+}
+
+// ReadOwners implements driver.RegisterTx.
+func (t *registerTx) ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*webhooks.Owners, error) {
+	var b pgx.Batch
+	out := queueOwners(&b, keys)
+	return out, t.conn.SendBatch(ctx, &b).Close()
+}
+
+// ReadOwners implements driver.Tx.
+func (t *txn) ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*webhooks.Owners, error) {
+	var b pgx.Batch
+	out := queueOwners(&b, keys)
+	return out, t.SendBatch(ctx, &b).Close()
+}
+
+// qVersions reads the versions of routing and of the catalog.
+const qVersions = `SELECT (SELECT version FROM routing_version WHERE id = 1), (SELECT version FROM catalog_version WHERE id = 1)`
+
+// queueKey queues in b the reads of an Idempotency-Key; once b is sent,
+// keys holds it if it is stored.
 //
-// One Idempotency-Key twice in a group (a producer's retry racing its
-// first try): the second is registered after the first commits, and finds
-// its key. The rest take the keys' locks in one order, so that two groups
-// cannot deadlock. When the database refuses a group as a whole, each of
-// its registrations is registered alone, so that only the one at fault
-// fails.
-func (s *Store) commitGroup(group []*registration) {
-	group, later := splitRepeatedKeys(group)
-	// The callers' contexts do not end a group that others share; a
-	// database that stops answering does.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.closed), time.Minute)
-	defer cancel()
-	if err := s.registerGroup(ctx, group); err != nil {
-		for _, r := range group {
-			r.first, r.deliveries, r.err = nil, nil, nil
-			if len(group) == 1 {
-				r.err = err
-			} else if err := s.registerGroup(ctx, []*registration{r}); err != nil {
-				r.err = err
+// Producers retry: two requests with one new key may arrive at once. The
+// lock makes the second wait for the first to commit and then find its
+// key, instead of registering a second event.
+func queueKey(b *pgx.Batch, key string, keys map[string]*driver.StoredKey) {
+	b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockIdempotency, key)
+	b.Queue(`SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = $1`, key).
+		QueryRow(func(row pgx.Row) error {
+			k := &driver.StoredKey{IdempotencyKey: webhooks.IdempotencyKey{Key: key}}
+			var created pgtype.Timestamptz
+			err := row.Scan(&k.RequestHash, &k.EventID, &created)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
 			}
-		}
-	}
-	if len(later) > 0 {
-		s.commitGroup(later)
-	}
+			k.Created = fromTS(created)
+			keys[key] = k
+			return err
+		})
 }
 
-// splitRepeatedKeys returns the registrations of group sorted by key, but
-// for those whose key an earlier one has, which it returns apart.
-func splitRepeatedKeys(group []*registration) (first, later []*registration) {
-	seen := map[string]bool{}
-	for _, r := range group {
-		if r.key != nil && seen[r.key.Key] {
-			later = append(later, r)
-			continue
-		}
-		if r.key != nil {
-			seen[r.key.Key] = true
-		}
-		first = append(first, r)
+// writeGroup sends a group's writes, in order (the events first, since the
+// keys and the deliveries refer to them), with the COMMIT.
+func writeGroup(ctx context.Context, conn *pgx.Conn, w *driver.GroupWrites) (*driver.GroupWritten, error) {
+	out := &driver.GroupWritten{Firsts: map[string]*webhooks.Event{}}
+	var b pgx.Batch
+	if len(w.Firsts) > 0 {
+		b.Queue(`SELECT `+eventCols+` FROM events WHERE id = ANY ($1::uuid[])`, uuids(w.Firsts)).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				e, err := scanEvent(rows)
+				if err != nil {
+					return err
+				}
+				out.Firsts[e.ID] = e
+			}
+			return rows.Err()
+		})
 	}
-	slices.SortStableFunc(first, func(a, b *registration) int { return cmp.Compare(keyOf(a), keyOf(b)) })
-	return first, later
-}
-
-func keyOf(r *registration) string {
-	if r.key == nil {
-		return ""
+	queueEvents(&b, w.Events, w.Keys)
+	inserted := queueDeliveries(&b, w.Deliveries, w.Leases)
+	b.Queue(`COMMIT`)
+	if err := conn.SendBatch(ctx, &b).Close(); err != nil {
+		return nil, err
 	}
-	return r.key.Key
+	out.Inserted = inserted()
+	return out, nil
 }

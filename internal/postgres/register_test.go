@@ -17,7 +17,7 @@ import (
 // takes no other down; the key registers one event, which every caller
 // gets.
 func TestRegisterEvent_Groups(t *testing.T) {
-	s := MustOpenFresh(t)
+	s := stackOf(t, MustOpenFresh(t))
 	a := mustAccount(t, s)
 	c := mustCompany(t, s, a.ID)
 	mustEndpoint(t, s, c.ID)

@@ -22,11 +22,14 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/delivery"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/httpapi"
+	"github.com/factuarea/webhooks/internal/maintenance"
 	"github.com/factuarea/webhooks/internal/metrics"
 	"github.com/factuarea/webhooks/internal/netguard"
 	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/postgres"
+	"github.com/factuarea/webhooks/internal/queue"
 	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/tracing"
@@ -86,6 +89,9 @@ type Config struct {
 	Retention time.Duration
 	// PurgeInterval is how often the purge runs. Defaults to 10 minutes.
 	PurgeInterval time.Duration
+	// OutboxInterval is how often the outbox is drained unasked, beside
+	// the drains its entries' transactions ask for. Defaults to 1 s.
+	OutboxInterval time.Duration
 	// ShutdownGrace is how long in-flight attempts may take to finish on
 	// shutdown before they are handed back.
 	ShutdownGrace time.Duration
@@ -95,65 +101,40 @@ type Config struct {
 	Tracing *tracing.Tracing
 
 	// For tests: the clock, the jitter's source, the resolver, and the
-	// engine's hooks (delivery.Config's Recorded and Looked).
+	// engine's and the outbox's hooks.
 	Now      func() time.Time
 	Random   func() float64
 	Lookup   netguard.LookupNetIPFunc
 	Recorded func([]*webhooks.AttemptRecord)
 	Looked   func(now time.Time, claimed int)
-}
-
-// Backend is a storage backend as the service runs it: what the use cases,
-// the delivery engine and the metrics each need of it, its purge, its
-// health check and its lifetime.
-type Backend interface {
-	app.Store
-	delivery.Queue
-	metrics.Queue
-	// Purge deletes up to limit events created before before, with their
-	// deliveries and attempts, skipping any event with a delivery that may
-	// still be attempted (pending); and the Idempotency-Keys older than
-	// webhooks.IdempotencyWindow at now. It returns how many events it
-	// deleted: call it again while that is limit. When another process is
-	// purging the same database, it returns 0 at once.
-	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
-	// SetEngine makes the backend hand the deliveries it registers to this
-	// process's engine, without a claim (see app.Engine).
-	SetEngine(e app.Engine)
-	// Ping checks that the database answers.
-	Ping(ctx context.Context) error
-	// Close releases the backend's resources.
-	Close() error
-}
-
-// Notifier is what a backend that several processes share tells them: when
-// another process made deliveries due.
-type Notifier interface {
-	// Listen calls wake whenever another process made deliveries due (and
-	// once it listens, and after every reconnection), until ctx ends. The
-	// backend wakes the others only for what this process's engine (see
-	// Backend.SetEngine) has no room for.
-	Listen(ctx context.Context, wake func())
+	// Drained is app.Config.Drained: called after the outbox's drain
+	// acted on entries.
+	Drained func()
 }
 
 // Both backends are complete; PostgreSQL's is shared by several processes.
 var (
-	_ Backend  = (*sqlite.Store)(nil)
-	_ Backend  = (*postgres.Store)(nil)
-	_ Notifier = (*postgres.Store)(nil)
+	_ driver.Driver  = (*sqlite.Store)(nil)
+	_ driver.Driver  = (*postgres.Store)(nil)
+	_ driver.Cluster = (*postgres.Store)(nil)
 )
 
 // Service is the running service.
 type Service struct {
-	Store   Backend
-	App     *app.App
-	Engine  *delivery.Engine
-	Handler http.Handler
-	Guard   *netguard.Guard
-	Metrics *metrics.Metrics
+	Store     driver.Driver
+	Registrar *queue.Registrar
+	Queue     *queue.Queue
+	App       *app.App
+	Engine    *delivery.Engine
+	Handler   http.Handler
+	Guard     *netguard.Guard
+	Metrics   *metrics.Metrics
 
-	notifier Notifier // nil: no other process to hear from
-	cfg      Config
+	cluster driver.Cluster // nil: no other process to hear from
+	slots   *postgres.Slots
+	// The background services (see background).
+	outbox, notify *maintenance.Periodic
+	cfg            Config
 }
 
 // Open opens the store and builds the service; Run starts it.
@@ -176,10 +157,11 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Lease != 0 && cfg.Lease <= cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout) {
 		return nil, fmt.Errorf("lease %s must exceed the attempt timeout", cfg.Lease)
 	}
-	store, notifier, err := openBackend(ctx, cfg.Database, cfg.Logger)
+	store, err := openBackend(ctx, cfg.Database, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	cluster, _ := store.(driver.Cluster)
 	var opts []netguard.Option
 	if cfg.Lookup != nil {
 		opts = append(opts, netguard.WithLookupNetIP(cfg.Lookup))
@@ -187,7 +169,19 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	guard := netguard.New(cfg.AllowNetworks, opts...)
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
-	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), notifier: notifier, cfg: cfg}
+	cfg.OutboxInterval = cmp.Or(cfg.OutboxInterval, DefaultOutboxInterval)
+	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cluster: cluster, cfg: cfg}
+	s.outbox = &maintenance.Periodic{ServiceName: "outbox", Interval: cfg.OutboxInterval, First: time.Millisecond, Work: s.drainOutbox, Logger: cfg.Logger}
+	s.notify = &maintenance.Periodic{ServiceName: "notify", MinGap: notifyGap, Work: s.notifyOthers, Logger: cfg.Logger}
+	s.Registrar = queue.NewRegistrar(store, s.announce)
+	s.Queue = queue.NewQueue(store, queue.QueueConfig{
+		Health: webhooks.HealthRule{DisableAfter: disableAfter(cfg.DisableAfter)}, Drain: s.outbox.Kick, Now: cfg.Now,
+	})
+	var slots driver.Semaphore
+	if pg, ok := store.(*postgres.Store); ok {
+		s.slots = pg.Slots()
+		slots = s.slots
+	}
 	// Every attempt in flight may go to one host (a receiver with several
 	// endpoints, say): keep that many connections to it, or each attempt
 	// past the idle limit dials anew, and the sockets it leaves in
@@ -197,7 +191,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	transport.MaxIdleConnsPerHost = max(transport.MaxIdleConnsPerHost, concurrency)
 	transport.MaxIdleConns = max(transport.MaxIdleConns, concurrency)
 	s.Engine = delivery.New(delivery.Config{
-		Queue:          store,
+		Queue:          s.Queue,
+		Slots:          slots,
 		Client:         delivery.NewClient(transport),
 		Policy:         cfg.Policy,
 		AttemptTimeout: cfg.AttemptTimeout,
@@ -215,34 +210,34 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Recorded:       cfg.Recorded,
 		Looked:         cfg.Looked,
 		Limiter:        limiter(store),
-		// The App, made below, acts on the engine's observations.
-		Observe: func(ctx context.Context, records []*webhooks.AttemptRecord) { s.App.ObserveAttempts(ctx, records) },
 	})
-	store.SetEngine(s.Engine)
+	s.Registrar.SetEngine(s.Engine)
 	cfg.PublicURL = cmp.Or(cfg.PublicURL, DefaultPublicURL)
 	if u, err := url.Parse(cfg.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		store.Close()
+		s.Close()
 		return nil, fmt.Errorf("public URL %q must be an http or https URL, such as https://hooks.example.com", cfg.PublicURL)
 	}
-	keys, err := joinCluster(ctx, store, &cfg, notifier != nil)
+	keys, err := joinCluster(ctx, store, &cfg, cluster != nil)
 	if err != nil {
-		store.Close()
+		s.Close()
 		return nil, err
 	}
 	s.cfg = cfg
 	sessions := session.NewSigner(string(keys.PortalKey))
 	s.App = app.New(app.Config{
-		Store: store, URLs: guard, AllowHTTP: cfg.AllowHTTP,
+		Store: store, Registrar: s.Registrar, URLs: guard, AllowHTTP: cfg.AllowHTTP,
 		Sessions: sessions, PublicURL: cfg.PublicURL,
-		Wake: s.Engine.Wake, Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
-		DisableAfter: disableAfter(cfg.DisableAfter), Policy: s.Engine.Policy(), Tracing: cfg.Tracing,
+		Wake: s.announce, WakeOutbox: s.outbox.Kick, Drained: cfg.Drained,
+		Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
+		Policy: s.Engine.Policy(), Tracing: cfg.Tracing,
 	})
 	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
-		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Now: cfg.Now, Logger: cfg.Logger,
+		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Policy: s.Engine.Policy(),
+		Now: cfg.Now, Logger: cfg.Logger,
 	})
 	if err != nil {
-		store.Close()
+		s.Close()
 		return nil, err
 	}
 	api := &httpapi.Server{
@@ -266,7 +261,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 // returns the keys the process serves with. cfg.AdminKey is set to the key
 // in force. On a database several processes share, the first one says
 // that the others need its key.
-func joinCluster(ctx context.Context, store Backend, cfg *Config, shared bool) (*app.ClusterKeys, error) {
+func joinCluster(ctx context.Context, store driver.Store, cfg *Config, shared bool) (*app.ClusterKeys, error) {
 	if cfg.AdminKey == "" {
 		has, err := app.HasClusterKeys(ctx, store)
 		if err != nil {
@@ -295,10 +290,6 @@ func joinCluster(ctx context.Context, store Backend, cfg *Config, shared bool) (
 	return keys, nil
 }
 
-// DefaultKeysRefresh is how often a process on a shared database reads the
-// cluster's keys again unless configured.
-const DefaultKeysRefresh = 5 * time.Second
-
 // DefaultPublicURL is the base of the links the service gives out unless
 // configured.
 const DefaultPublicURL = "http://localhost:8080"
@@ -323,32 +314,22 @@ func IsPostgres(database string) bool {
 	return ok && libpqKeywords[strings.TrimSpace(key)]
 }
 
-// openBackend picks the backend from the database setting; a notifier
-// comes with the backends several processes share.
-func openBackend(ctx context.Context, database string, logger *slog.Logger) (Backend, Notifier, error) {
-	switch {
-	case IsPostgres(database):
-		pg, err := postgres.Open(ctx, database, postgres.WithLogger(logger))
-		if err != nil {
-			return nil, nil, err
-		}
-		return pg, pg, nil
-	default:
-		path := strings.TrimPrefix(strings.TrimPrefix(database, "sqlite://"), "sqlite:")
-		if path == "" {
-			return nil, nil, errors.New("database: a SQLite file path is required")
-		}
-		st, err := sqlite.Open(ctx, path)
-		if err != nil {
-			return nil, nil, err
-		}
-		return st, nil, nil
+// openBackend picks the backend from the database setting.
+func openBackend(ctx context.Context, database string, logger *slog.Logger) (driver.Driver, error) {
+	if IsPostgres(database) {
+		return postgres.Open(ctx, database, postgres.WithLogger(logger))
 	}
+	path := strings.TrimPrefix(strings.TrimPrefix(database, "sqlite://"), "sqlite:")
+	if path == "" {
+		return nil, errors.New("database: a SQLite file path is required")
+	}
+	return sqlite.Open(ctx, path)
 }
 
-// Run serves HTTP on ln and runs the delivery engine until ctx ends, then
-// shuts down gracefully: the server stops accepting and finishes its
-// requests, and the engine finishes or hands back its attempts.
+// Run serves HTTP on ln and runs the delivery engine and the background
+// services until ctx ends, then shuts down gracefully: the server stops
+// accepting and finishes its requests, the engine finishes or hands back
+// its attempts, and the background services stop.
 func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler: s.Handler,
@@ -364,30 +345,8 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.Engine.Run(ctx)
-	}()
-	if s.notifier != nil {
-		// Other processes' new deliveries wake this one's workers at once;
-		// the engine's poll stays the safety net.
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.notifier.Listen(ctx, s.Engine.Wake)
-		}()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.refreshKeys(ctx)
-		}()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		s.purge(ctx)
-	}()
+	wg.Go(func() { s.Engine.Run(ctx) })
+	wg.Go(func() { maintenance.Run(ctx, s.background()...) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	var err error
@@ -409,28 +368,21 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 }
 
 // refreshKeys follows a rotation of the admin key that another process on
-// the database made, until ctx ends.
-func (s *Service) refreshKeys(ctx context.Context) {
-	t := time.NewTicker(cmp.Or(s.cfg.KeysRefresh, DefaultKeysRefresh))
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		changed, err := s.App.RefreshKeys(ctx)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			s.cfg.Logger.Warn("webhooks: reading the admin key failed; the one in use stays", "err", err)
-		case changed:
-			s.cfg.Logger.Warn("webhooks: another process rotated the admin key: this one now accepts only the new key; give it the new key before it restarts, or it will refuse to start")
-		}
+// the database made.
+func (s *Service) refreshKeys(ctx context.Context) error {
+	changed, err := s.App.RefreshKeys(ctx)
+	if changed {
+		s.cfg.Logger.Warn("webhooks: another process rotated the admin key: this one now accepts only the new key; give it the new key before it restarts, or it will refuse to start")
 	}
+	return err
 }
 
-// Close closes the store.
+// Close stops the registrar and closes the store.
 func (s *Service) Close() error {
+	s.Registrar.Close()
+	if s.slots != nil {
+		s.slots.Close()
+	}
 	return s.Store.Close()
 }
 
@@ -449,7 +401,7 @@ func disableAfter(d time.Duration) time.Duration {
 // limiter is the store's rate limiter when it has one shared by every
 // process (PostgreSQL's), or nil: the engine's own, for a store only this
 // process uses.
-func limiter(store Backend) delivery.Limiter {
+func limiter(store driver.Driver) delivery.Limiter {
 	if l, ok := store.(delivery.Limiter); ok {
 		return l
 	}

@@ -8,19 +8,19 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// InsertAccount implements app.Tx.
+// InsertAccount implements driver.Tx.
 func (t *txn) InsertAccount(ctx context.Context, a *webhooks.Account) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES (?, ?, ?, ?)`,
 		a.ID, a.Name, nullString(a.ProvisionedBy), ms(a.Created))
 	return err
 }
 
-// FindAccount implements app.Tx.
+// FindAccount implements driver.Tx.
 func (t *txn) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	return findAccount(ctx, t, id)
 }
 
-// FindAccount implements app.Store.
+// FindAccount implements driver.Store.
 func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	return read(findAccount(ctx, s.read, id))
 }
@@ -46,20 +46,20 @@ func scanAccount(r scanner) (*webhooks.Account, error) {
 	return &a, nil
 }
 
-// ListAccounts implements app.Store.
+// ListAccounts implements driver.Store.
 func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
 	q := listQuery{table: "accounts", cols: accountCols, where: []string{"true"}}
 	return read(list(ctx, s.read, q, p, scanAccount))
 }
 
-// InsertAPIKey implements app.Tx.
+// InsertAPIKey implements driver.Tx.
 func (t *txn) InsertAPIKey(ctx context.Context, k *webhooks.APIKey) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES (?, ?, ?, ?)`,
 		k.ID, k.AccountID, k.Hash, ms(k.Created))
 	return err
 }
 
-// DeleteAPIKey implements app.Tx.
+// DeleteAPIKey implements driver.Tx.
 func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
 	res, err := t.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
 	if err != nil {
@@ -71,7 +71,7 @@ func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
 	return nil
 }
 
-// FindAPIKey implements app.Store.
+// FindAPIKey implements driver.Store.
 func (s *Store) FindAPIKey(ctx context.Context, hash []byte) (*webhooks.APIKey, error) {
 	k, err := scanAPIKey(s.read.QueryRowContext(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -94,13 +94,13 @@ func scanAPIKey(r scanner) (*webhooks.APIKey, error) {
 	return &k, nil
 }
 
-// ListAPIKeys implements app.Store.
+// ListAPIKeys implements driver.Store.
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error) {
 	q := listQuery{table: "api_keys", cols: apiKeyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
 	return read(list(ctx, s.read, q, p, scanAPIKey))
 }
 
-// InsertCompany implements app.Tx.
+// InsertCompany implements driver.Tx.
 func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES (?, ?, ?, ?, ?)`,
 		c.ID, c.AccountID, c.NIF, c.Name, ms(c.Created))
@@ -110,12 +110,12 @@ func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
 	return err
 }
 
-// FindCompany implements app.Tx.
+// FindCompany implements driver.Tx.
 func (t *txn) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
 	return findCompany(ctx, t, id)
 }
 
-// FindCompany implements app.Store.
+// FindCompany implements driver.Store.
 func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, error) {
 	return read(findCompany(ctx, s.read, id))
 }
@@ -140,13 +140,13 @@ func scanCompany(r scanner) (*webhooks.Company, error) {
 	return &c, nil
 }
 
-// ListCompanies implements app.Store.
+// ListCompanies implements driver.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
 	return read(list(ctx, s.read, q, p, scanCompany))
 }
 
-// ListAccountCompanies implements app.Store.
+// ListAccountCompanies implements driver.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
 	return read(queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? ORDER BY created, id`, accountID))
 }

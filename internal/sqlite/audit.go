@@ -7,7 +7,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// InsertAudit implements app.Tx.
+// InsertAudit implements driver.Tx.
 func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -15,7 +15,7 @@ func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
 	return err
 }
 
-// ListAudit implements app.Store.
+// ListAudit implements driver.Store.
 func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 	q := listQuery{
 		table: "audit_log",

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -96,7 +97,7 @@ func BenchmarkLists(b *testing.B) {
 			if rows > 100_000 && testing.Short() {
 				b.Skip("a million rows: not with -short")
 			}
-			storetest.Benchmark(b, func(b *testing.B) storetest.Store {
+			storetest.Benchmark(b, func(b *testing.B) driver.Driver {
 				s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 				if err != nil {
 					b.Fatal(err)
@@ -111,7 +112,7 @@ func BenchmarkLists(b *testing.B) {
 // BenchmarkRegistration measures registration with and without an
 // event-type catalog (see storetest.BenchmarkRegistration).
 func BenchmarkRegistration(b *testing.B) {
-	storetest.BenchmarkRegistration(b, func(b *testing.B) storetest.Store {
+	storetest.BenchmarkRegistration(b, func(b *testing.B) driver.Driver {
 		s, err := Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 		if err != nil {
 			b.Fatal(err)

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 // Queries of the work queue, prepared once (see txn).
@@ -74,163 +74,151 @@ const qClaimTraced = qClaim + `, (SELECT traceparent FROM events WHERE id = deli
 const qNextScheduled = `SELECT min(next_attempt_at) FROM deliveries
 	WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at > ?`
 
-// claimChunk is how many due deliveries a claim reads at a time.
-const claimChunk = 200
+// Each endpoint's streak of failures, read and written in the write
+// transaction that records its attempts (qStreak reads only an endpoint
+// that has one, or a failure now: a healthy endpoint's 2xx reads nothing
+// more and writes nothing).
+const (
+	qStreak       = `SELECT failure_streak, failing_since FROM endpoints WHERE id = ? AND (failure_streak > 0 OR ?)`
+	qUpdateStreak = `UPDATE endpoints SET failure_streak = ?, failing_since = ? WHERE id = ?`
+	qStatus       = `SELECT status FROM deliveries WHERE id = ?`
+)
 
-// maxClaimScan bounds the due deliveries one claim reads (claimed or
-// parked), so that one transaction stays short; the rest waits for the
-// next claim.
-const maxClaimScan = 5000
-
-// ClaimDeliveries implements delivery.Queue. Due deliveries are read oldest
-// first. One whose endpoint holds its cap of claims is parked instead of
-// skipped again and again: a deep backlog on one endpoint is read once, and
-// cannot keep another endpoint's due deliveries out of a batch. The parked
-// deliveries are the endpoint's queue: each claim takes, oldest first, as
-// many of an endpoint's parked deliveries as it has free slots (claims
-// recorded, handed back or lapsed), and a new delivery to an endpoint with a
-// queue joins it at once (see insertDeliveries).
-func (s *Store) ClaimDeliveries(ctx context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
+// Claim implements driver.Queue, in a write transaction that commits
+// lazily. SQLite has one writer: the transaction locks everything.
+func (s *Store) Claim(ctx context.Context, fn func(tx driver.QueueTx) (*driver.QueueWrites, error)) ([]*webhooks.Claim, error) {
 	var claims []*webhooks.Claim
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
-		if err := recordAttempts(ctx, tx, r.Records); err != nil || r.Limit <= 0 {
-			return err
-		}
-		held, err := heldClaims(ctx, tx, r)
+		w, err := fn(queueTx{tx})
 		if err != nil {
 			return err
 		}
-		cands, err := parkedCandidates(ctx, tx, held, r)
-		if err != nil {
-			return err
-		}
-		if cands, err = lapsedCandidates(ctx, tx, r, cands); err != nil {
-			return err
-		}
-		var park []candidate
-		var lastDue int64
-		var lastID string
-		due := map[string]int{} // what the scan takes, per endpoint, beyond held
-		for scanned, taken := 0, 0; taken < r.Limit && scanned < maxClaimScan; {
-			var rows *sql.Rows
-			if lastID == "" {
-				rows, err = tx.QueryContext(ctx, qDue, ms(r.Now), claimChunk)
-			} else {
-				rows, err = tx.QueryContext(ctx, qDueAfter, ms(r.Now), claimChunk, lastDue, lastID)
-			}
-			if err != nil {
-				return err
-			}
-			n := 0
-			for taken < r.Limit && rows.Next() {
-				var c candidate
-				if err := rows.Scan(&c.id, &c.endpoint, &c.due); err != nil {
-					rows.Close()
-					return err
-				}
-				n, lastID, lastDue = n+1, c.id, c.due
-				if r.PerEndpoint > 0 && held[c.endpoint]+due[c.endpoint] >= r.PerEndpoint {
-					park = append(park, c)
-					continue
-				}
-				due[c.endpoint]++
-				taken++
-				cands = append(cands, c)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			scanned += n
-			if n < claimChunk {
-				break // that was the last of the due deliveries
-			}
-		}
-		for _, c := range park {
-			tx.queues.mark(c.endpoint)
-			if _, err := tx.ExecContext(ctx, qPark, c.id); err != nil {
-				return err
-			}
-		}
-		// Oldest due first, wherever it waited (an endpoint's queue or the
-		// due index), within each endpoint's cap and the limit.
-		slices.SortFunc(cands, func(a, b candidate) int { return cmp.Or(cmp.Compare(a.due, b.due), cmp.Compare(a.id, b.id)) })
-		endpoints := map[string]*webhooks.Endpoint{}
-		for _, c := range cands {
-			if len(claims) == r.Limit {
-				break
-			}
-			if r.PerEndpoint > 0 && held[c.endpoint] >= r.PerEndpoint {
-				continue // over the cap: a parked one stays parked, a due one waits
-			}
-			held[c.endpoint]++
-			d, traceparent, err := claimDelivery(ctx, tx, r, c.id)
-			if err != nil {
-				return err
-			}
-			if endpoints[d.EndpointID] == nil {
-				// A deleted endpoint has no pending deliveries, so this
-				// finds every claim's endpoint.
-				if endpoints[d.EndpointID], err = findEndpoint(ctx, tx, d.EndpointID); err != nil {
-					return err
-				}
-			}
-			claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints[d.EndpointID], Token: r.Token, Traceparent: traceparent})
-			if r.Hold != nil {
-				r.Hold(d.EndpointID)
-			}
-		}
-		return nil
+		claims, err = tx.writeClaim(ctx, w)
+		return err
 	})
 	return claims, err
 }
 
-// claimDelivery claims the delivery id for r, and returns it with its
-// event's traceparent if r asks for it.
-func claimDelivery(ctx context.Context, tx *txn, r webhooks.ClaimRequest, id string) (*webhooks.Delivery, string, error) {
-	if !r.Traceparents {
-		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, r.Token, ms(r.LeaseUntil), id))
+// queueTx is a txn as a claim's steps (driver.QueueTx), whose Begin is
+// not the registration's.
+type queueTx struct{ *txn }
+
+// Begin implements driver.QueueTx.
+func (t queueTx) Begin(ctx context.Context, r driver.QueueReads) (*driver.QueueFacts, error) {
+	f := &driver.QueueFacts{Streaks: map[string]webhooks.Streak{}, Held: map[string]int{}}
+	for _, id := range r.Streaks {
+		var st webhooks.Streak
+		var since sql.NullInt64
+		err := t.QueryRowContext(ctx, qStreak, id, slices.Contains(r.Failed, id)).Scan(&st.Length, &since)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		st.Since = fromMS(since)
+		f.Streaks[id] = st
+	}
+	if err := recordAttempts(ctx, t.txn, r.Records); err != nil || r.Limit <= 0 {
+		return f, err
+	}
+	var err error
+	if r.Cap > 0 {
+		if f.Held, err = heldClaims(ctx, t.txn, r.Now); err != nil {
+			return nil, err
+		}
+	}
+	if f.Parked, err = parkedCandidates(ctx, t.txn, f.Held, r); err != nil {
+		return nil, err
+	}
+	if f.Due, err = scan(ctx, t.txn, qLapsed, ms(r.Now), r.Limit); err != nil {
+		return nil, err
+	}
+	due, err := scan(ctx, t.txn, qDue, ms(r.Now), r.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	f.Due, f.More = append(f.Due, due...), len(due) == r.Chunk
+	if len(due) > 0 {
+		f.Cursor = due[len(due)-1]
+	}
+	return f, nil
+}
+
+// Scan implements driver.QueueTx.
+func (t queueTx) Scan(ctx context.Context, now time.Time, after driver.Candidate, n int) ([]driver.Candidate, driver.Candidate, error) {
+	cands, err := scan(ctx, t.txn, qDueAfter, ms(now), n, ms(after.Due), after.ID)
+	if len(cands) > 0 {
+		after = cands[len(cands)-1]
+	}
+	return cands, after, err
+}
+
+// scan reads candidates with query, whose columns are id, endpoint_id and
+// next_attempt_at.
+func scan(ctx context.Context, tx *txn, query string, args ...any) ([]driver.Candidate, error) {
+	return queryAll(ctx, tx, func(r scanner) (driver.Candidate, error) {
+		var c driver.Candidate
+		var due sql.NullInt64
+		err := r.Scan(&c.ID, &c.EndpointID, &due)
+		c.Due = fromMS(due)
+		return c, err
+	}, query, args...)
+}
+
+// writeClaim writes a claim's streaks, outbox entries, parked deliveries
+// and claims, and returns the claims with their endpoints.
+func (t *txn) writeClaim(ctx context.Context, w *driver.QueueWrites) ([]*webhooks.Claim, error) {
+	for _, u := range w.Streaks {
+		if _, err := t.ExecContext(ctx, qUpdateStreak, u.Length, ms(u.Since), u.EndpointID); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.InsertOutbox(ctx, w.Outbox); err != nil {
+		return nil, err
+	}
+	for _, id := range w.Park {
+		if _, err := t.ExecContext(ctx, qPark, id); err != nil {
+			return nil, err
+		}
+	}
+	claims := make([]*webhooks.Claim, 0, len(w.Claim))
+	endpoints := map[string]*webhooks.Endpoint{}
+	for _, id := range w.Claim {
+		d, traceparent, err := claimDelivery(ctx, t, w, id)
+		if err != nil {
+			return nil, err
+		}
+		if endpoints[d.EndpointID] == nil {
+			// A deleted endpoint has no pending deliveries, so this finds
+			// every claim's endpoint.
+			if endpoints[d.EndpointID], err = findEndpoint(ctx, t, d.EndpointID); err != nil {
+				return nil, err
+			}
+		}
+		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: endpoints[d.EndpointID], Token: w.Token, Traceparent: traceparent})
+	}
+	return claims, nil
+}
+
+// claimDelivery claims the delivery id, and returns it with its event's
+// traceparent if w asks for it.
+func claimDelivery(ctx context.Context, tx *txn, w *driver.QueueWrites, id string) (*webhooks.Delivery, string, error) {
+	if !w.Traceparents {
+		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, w.Token, ms(w.LeaseUntil), id))
 		return d, "", err
 	}
 	var s deliveryScan
 	var traceparent sql.NullString
-	if err := tx.QueryRowContext(ctx, qClaimTraced, r.Token, ms(r.LeaseUntil), id).Scan(append(s.dest(), &traceparent)...); err != nil {
+	if err := tx.QueryRowContext(ctx, qClaimTraced, w.Token, ms(w.LeaseUntil), id).Scan(append(s.dest(), &traceparent)...); err != nil {
 		return nil, "", err
 	}
 	return s.delivery(), traceparent.String, nil
 }
 
-// candidate is a delivery a claim may take.
-type candidate struct {
-	id, endpoint string
-	due          int64
-}
-
-// lapsedCandidates appends to cands up to r.Limit pending deliveries whose
-// claims lapsed; the caps apply to them as to the others.
-func lapsedCandidates(ctx context.Context, tx *txn, r webhooks.ClaimRequest, cands []candidate) ([]candidate, error) {
-	rows, err := tx.QueryContext(ctx, qLapsed, ms(r.Now), r.Limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var c candidate
-		if err := rows.Scan(&c.id, &c.endpoint, &c.due); err != nil {
-			return nil, err
-		}
-		cands = append(cands, c)
-	}
-	return cands, rows.Err()
-}
-
 // heldClaims counts the unexpired claims of each endpoint.
-func heldClaims(ctx context.Context, tx *txn, r webhooks.ClaimRequest) (map[string]int, error) {
+func heldClaims(ctx context.Context, tx *txn, now time.Time) (map[string]int, error) {
 	held := map[string]int{}
-	if r.PerEndpoint == 0 {
-		return held, nil
-	}
-	rows, err := tx.QueryContext(ctx, qHeld, ms(r.Now))
+	rows, err := tx.QueryContext(ctx, qHeld, ms(now))
 	if err != nil {
 		return nil, err
 	}
@@ -249,65 +237,41 @@ func heldClaims(ctx context.Context, tx *txn, r webhooks.ClaimRequest) (map[stri
 // parkedCandidates returns, for each endpoint with parked deliveries, as
 // many of them, oldest due first, as it has free slots (all of them
 // without a cap), r.Limit at most in all.
-func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r webhooks.ClaimRequest) ([]candidate, error) {
-	rows, err := tx.QueryContext(ctx, qParkedEndpoints)
+func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r driver.QueueReads) ([]driver.Candidate, error) {
+	endpoints, err := queryAll(ctx, tx, func(r scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	}, qParkedEndpoints)
 	if err != nil {
 		return nil, err
 	}
-	var endpoints []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		endpoints = append(endpoints, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	var out []candidate
+	var out []driver.Candidate
 	for _, e := range endpoints {
-		free := r.Limit
-		if r.PerEndpoint > 0 {
-			free = min(free, r.PerEndpoint-held[e])
+		free := r.Limit - len(out)
+		if r.Cap > 0 {
+			free = min(free, r.Cap-held[e])
 		}
 		if free <= 0 {
 			continue
 		}
-		rows, err := tx.QueryContext(ctx, qParkedOf, e, free)
+		cands, err := queryAll(ctx, tx, func(r scanner) (driver.Candidate, error) {
+			c := driver.Candidate{EndpointID: e, Parked: true}
+			var due sql.NullInt64
+			err := r.Scan(&c.ID, &due)
+			c.Due = fromMS(due)
+			return c, err
+		}, qParkedOf, e, free)
 		if err != nil {
 			return nil, err
 		}
-		for rows.Next() {
-			c := candidate{endpoint: e}
-			if err := rows.Scan(&c.id, &c.due); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out = append(out, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+		out = append(out, cands...)
 	}
 	return out, nil
-}
-
-// RecordAttempts implements delivery.Queue.
-func (s *Store) RecordAttempts(ctx context.Context, records []*webhooks.AttemptRecord) error {
-	if len(records) == 0 {
-		return nil
-	}
-	return s.inTxWith(ctx, lazy, func(tx *txn) error { return recordAttempts(ctx, tx, records) })
 }
 
 // recordAttempts stores records in tx: each attempt and its delivery's
 // new state, if the delivery still holds the record's claim.
 func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRecord) error {
-	recorded := make([]*webhooks.AttemptRecord, 0, len(records))
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
 		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
@@ -316,49 +280,25 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			continue // the claim lapsed and another worker holds the delivery
+			r.Lapsed = true // the claim lapsed and another worker holds the delivery
+			continue
 		}
 		if _, err := tx.ExecContext(ctx, qInsertAttempt, a.DeliveryID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
 			nullInt(a.ResponseStatus), []byte(a.ResponseBody), nullString(a.Error), boolInt(a.Manual)); err != nil {
 			return err
 		}
-		recorded = append(recorded, r)
-	}
-	return recordHealth(ctx, tx, recorded)
-}
-
-// Each endpoint's streak of failures, read and written in the write
-// transaction that records its attempts. A healthy endpoint's 2xx reads
-// one row and writes nothing.
-const (
-	qStreak       = `SELECT failure_streak, failing_since FROM endpoints WHERE id = ?`
-	qUpdateStreak = `UPDATE endpoints SET failure_streak = ?, failing_since = ? WHERE id = ?`
-)
-
-// recordHealth applies the recorded attempts to their endpoints' streaks
-// and gives each endpoint's last record its Health (SPEC 14).
-func recordHealth(ctx context.Context, tx *txn, recorded []*webhooks.AttemptRecord) error {
-	for _, step := range webhooks.StreakSteps(recorded) {
-		var old int
-		var since sql.NullInt64
-		err := tx.QueryRowContext(ctx, qStreak, step.EndpointID).Scan(&old, &since)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		h := step.Apply(old, fromMS(since))
-		if h.After != old || !h.FailingSince.Equal(fromMS(since)) {
-			if _, err := tx.ExecContext(ctx, qUpdateStreak, h.After, ms(h.FailingSince), step.EndpointID); err != nil {
+		if t.Status == webhooks.DeliveryFailedPermanently {
+			var status string
+			if err := tx.QueryRowContext(ctx, qStatus, a.DeliveryID).Scan(&status); err != nil {
 				return err
 			}
+			r.Exhausted = status == webhooks.DeliveryFailedPermanently
 		}
-		recorded[step.Last].Health = &h
 	}
 	return nil
 }
 
-// ReleaseClaims implements delivery.Queue.
+// ReleaseClaims implements driver.Queue.
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, id := range ids {
@@ -370,7 +310,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 	})
 }
 
-// DeferClaims implements delivery.Queue.
+// DeferClaims implements driver.Queue.
 func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, d := range deferrals {
@@ -382,7 +322,7 @@ func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) 
 	})
 }
 
-// NextScheduled implements delivery.Queue.
+// NextScheduled implements driver.Queue.
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next sql.NullInt64
 	err := s.read.QueryRowContext(ctx, qNextScheduled, ms(now)).Scan(&next)

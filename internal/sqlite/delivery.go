@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
@@ -52,13 +53,9 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 
 // Inserting a delivery: a plain row of VALUES, without RETURNING, which
 // would make SQLite write a statement journal, as much work as the insert.
-const (
-	insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, parked, lease_token, lease_expires)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
-	// Whether an endpoint has a queue of parked deliveries.
-	qQueued = `SELECT EXISTS (SELECT 1 FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1)`
-)
+const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, lease_token, lease_expires)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
 // delivery that already exists for its endpoint and event is skipped, by
@@ -66,11 +63,7 @@ const (
 func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
 	out := ds[:0:0]
 	for _, d := range ds {
-		queued, err := joinsQueue(ctx, tx, d)
-		if err != nil {
-			return nil, err
-		}
-		inserted, err := insertDelivery1(ctx, tx, d, queued, "", time.Time{})
+		inserted, err := insertDelivery1(ctx, tx, d, "", time.Time{})
 		if err != nil {
 			return nil, err
 		}
@@ -81,29 +74,13 @@ func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]
 	return out, nil
 }
 
-// joinsQueue reports whether d, pending, joins its endpoint's queue of
-// parked deliveries, which it must not overtake (see ClaimDeliveries).
-func joinsQueue(ctx context.Context, tx *txn, d *webhooks.Delivery) (bool, error) {
-	if d.Status != webhooks.DeliveryPending || !tx.queues.may(d.EndpointID) {
-		return false, nil
-	}
-	var queued bool
-	if err := tx.QueryRowContext(ctx, qQueued, d.EndpointID).Scan(&queued); err != nil {
-		return false, err
-	}
-	if !queued {
-		tx.queues.forget(d.EndpointID)
-	}
-	return queued, nil
-}
-
-// insertDelivery1 inserts d, parked or leased with token until then (if
-// token is set), and reports whether it was inserted.
-func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, parked bool, token string, until time.Time) (bool, error) {
+// insertDelivery1 inserts d, claimed with token until then if token is
+// set, and reports whether it was inserted.
+func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token string, until time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
-		boolInt(parked), nullString(token), ms(until))
+		nullString(token), ms(until))
 	if err != nil {
 		return false, err
 	}
@@ -119,7 +96,7 @@ func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery
 	return d, err
 }
 
-// FindDelivery implements app.Store. The delivery and its attempts are read
+// FindDelivery implements driver.Store. The delivery and its attempts are read
 // in one transaction, so in one snapshot of the database: attempt_count
 // and the attempts listed agree while attempts are recorded.
 func (s *Store) FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
@@ -160,7 +137,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 	return d, nil
 }
 
-// ListDeliveries implements app.Store.
+// ListDeliveries implements driver.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
 	q := listQuery{table: "deliveries", cols: deliveryCols, where: []string{"endpoint_id = ?"}, args: []any{f.EndpointID}}
 	q.scoped()
@@ -173,15 +150,22 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	return read(list(ctx, s.read, q, p, scanDelivery))
 }
 
-// CountDeliveries implements app.Store. Listing every state lets the
-// endpoint's status index answer alone, without reading the deliveries.
-func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration) ([]webhooks.DeliveryCount, error) {
+// CountDeliveries implements driver.Store. Listing every state lets the
+// endpoint's status index answer alone, without reading the deliveries;
+// the retrying ones are read through it too (pending, then the rule).
+func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, f driver.CountFilter) ([]webhooks.DeliveryCount, error) {
+	if f == driver.CountRetrying {
+		return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = 'pending' AND `+qRetrying)
+	}
 	statuses := make([]any, len(webhooks.DeliveryStatuses))
 	for i, st := range webhooks.DeliveryStatuses {
 		statuses[i] = st
 	}
 	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status IN (`+placeholders(len(statuses))+`)`, statuses...)
 }
+
+// qRetrying is webhooks.Delivery.Retrying's rule for a pending delivery.
+const qRetrying = `attempt_count > 0 AND manual = 0`
 
 // countDeliveries counts the endpoints' deliveries created at or after
 // since that meet cond, with its args, by endpoint, bucket of time (bucket
@@ -204,7 +188,7 @@ func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since
 		AND created >= ? GROUP BY 1, 2, 3`, args...))
 }
 
-// ListEventDeliveries implements app.Store.
+// ListEventDeliveries implements driver.Store.
 func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs []string) ([]*webhooks.Delivery, error) {
 	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
 		return nil, nil
@@ -218,34 +202,29 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 		ORDER BY created, id`, args...))
 }
 
-// InsertDeliveries implements app.Tx.
+// InsertDeliveries implements driver.Tx.
 func (t *txn) InsertDeliveries(ctx context.Context, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
 	return insertDeliveries(ctx, t, ds)
 }
 
-// LockDelivery implements app.Tx (see LockRoutes).
+// LockDelivery implements driver.Tx (see LockRoutes).
 func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, error) {
 	return findDelivery(ctx, t, id)
 }
 
-// Rearm implements app.Tx.
-func (t *txn) Rearm(ctx context.Context, ids []string, now time.Time) ([]*webhooks.Delivery, error) {
-	out := make([]*webhooks.Delivery, 0, len(ids))
-	for _, id := range ids {
-		d, err := scanDelivery(t.QueryRowContext(ctx, `UPDATE deliveries SET status = ?, reason = NULL, next_attempt_at = ?, manual = 1,
-			parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ? RETURNING `+deliveryCols,
-			webhooks.DeliveryPending, ms(now), ms(now), id))
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil, notFound("webhook delivery")
-		} else if err != nil {
-			return nil, err
+// Rearm implements driver.Tx.
+func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
+	for _, d := range ds {
+		if _, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, manual = ?,
+			parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
+			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), ms(d.Updated), d.ID); err != nil {
+			return err
 		}
-		out = append(out, d)
 	}
-	return out, nil
+	return nil
 }
 
-// RecoverCandidates implements app.Tx.
+// RecoverCandidates implements driver.Tx.
 func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error) {
 	if len(f.Statuses) == 0 {
 		return nil, nil
@@ -267,7 +246,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		ORDER BY d.created, d.id`, args...)
 }
 
-// LastAttempts implements app.Store: a delivery's last attempt is the one
+// LastAttempts implements driver.Store: a delivery's last attempt is the one
 // its attempt_count numbers.
 func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webhooks.Attempt, error) {
 	if len(deliveryIDs) == 0 {

@@ -64,7 +64,7 @@ func relationshipsText(rels []webhooks.Relationship) string {
 	return jsonText(rels)
 }
 
-// InsertEndpoint implements app.Tx.
+// InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships),
@@ -74,21 +74,21 @@ func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	return err
 }
 
-// LockRoutes implements app.Tx. The one write connection serializes every
+// LockRoutes implements driver.Tx. The one write connection serializes every
 // write transaction, registrations included: there is nothing to lock.
 func (t *txn) LockRoutes(context.Context, string) error { return nil }
 
-// LockEndpoint implements app.Tx (see LockRoutes).
+// LockEndpoint implements driver.Tx (see LockRoutes).
 func (t *txn) LockEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return findEndpoint(ctx, t, id)
 }
 
-// ShareEndpoint implements app.Tx (see LockRoutes).
+// ShareEndpoint implements driver.Tx (see LockRoutes).
 func (t *txn) ShareEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return findEndpoint(ctx, t, id)
 }
 
-// UpdateEndpoint implements app.Tx.
+// UpdateEndpoint implements driver.Tx.
 func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.ExecContext(ctx, `UPDATE endpoints SET url = ?, enabled_events = ?, relationships = ?, api_version = ?,
 		description = ?, status = ?, secret = ?, previous_secret = ?, previous_secret_expires = ?, updated = ?,
@@ -101,13 +101,13 @@ func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	return err
 }
 
-// DeleteEndpoint implements app.Tx.
+// DeleteEndpoint implements driver.Tx.
 func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) error {
 	_, err := t.ExecContext(ctx, `UPDATE endpoints SET deleted = ?, updated = ?, secret = '', previous_secret = NULL WHERE id = ?`, ms(now), ms(now), id)
 	return err
 }
 
-// EndPending implements app.Tx. A claimed delivery's attempt still records
+// EndPending implements driver.Tx. A claimed delivery's attempt still records
 // when it ends (see recordAttempts).
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
 	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, manual = 0, parked = 0, updated = ?
@@ -116,12 +116,12 @@ func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now tim
 	return err
 }
 
-// FindEndpoint implements app.Store.
+// FindEndpoint implements driver.Store.
 func (s *Store) FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error) {
 	return read(findEndpoint(ctx, s.read, id))
 }
 
-// ListEndpoints implements app.Store.
+// ListEndpoints implements driver.Store.
 func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error) {
 	q := listQuery{table: "endpoints", cols: endpointCols}
 	switch {
@@ -137,7 +137,7 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	return read(list(ctx, s.read, q, p, scanEndpoint))
 }
 
-// ListAccountEndpoints implements app.Store.
+// ListAccountEndpoints implements driver.Store.
 func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
 	return read(queryEndpoints(ctx, s.read, `(account_id = ?1 OR company_id IN (SELECT id FROM companies WHERE account_id = ?1))
 		ORDER BY created, id`, accountID))

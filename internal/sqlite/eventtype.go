@@ -38,12 +38,12 @@ func findEventType(ctx context.Context, q querier, name string) (*webhooks.Event
 	return t, err
 }
 
-// FindEventType implements app.Store.
+// FindEventType implements driver.Store.
 func (s *Store) FindEventType(ctx context.Context, name string) (*webhooks.EventType, error) {
 	return read(findEventType(ctx, s.read, name))
 }
 
-// Catalog implements app.Store: one statement, so one snapshot of the
+// Catalog implements driver.Store: one statement, so one snapshot of the
 // version and the types.
 func (s *Store) Catalog(ctx context.Context) (int64, []*webhooks.EventType, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT v.version, t.name, t.description, t.example, t.schema, t.archived, t.created, t.updated
@@ -72,7 +72,7 @@ func (s *Store) Catalog(ctx context.Context) (int64, []*webhooks.EventType, erro
 	return version, types, dbError(rows.Err())
 }
 
-// ListEventTypes implements app.Store.
+// ListEventTypes implements driver.Store.
 func (s *Store) ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.EventType], error) {
 	if p.StartingAfter != "" {
 		if _, err := findEventType(ctx, s.read, p.StartingAfter); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
@@ -89,23 +89,23 @@ func (s *Store) ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.
 	return webhooks.PageOf(items, p.Limit), nil
 }
 
-// LockCatalog implements app.Tx. The one write connection serializes every
+// LockCatalog implements driver.Tx. The one write connection serializes every
 // write transaction, registrations included: there is nothing to lock.
 func (t *txn) LockCatalog(context.Context) error { return nil }
 
-// FindEventType implements app.Tx.
+// FindEventType implements driver.Tx.
 func (t *txn) FindEventType(ctx context.Context, name string) (*webhooks.EventType, error) {
 	return findEventType(ctx, t, name)
 }
 
-// InsertEventType implements app.Tx.
+// InsertEventType implements driver.Tx.
 func (t *txn) InsertEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO event_types (`+eventTypeCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		et.Name, et.Description, nullString(string(et.Example)), nullString(string(et.Schema)), boolInt(et.Archived), ms(et.Created), ms(et.Updated))
 	return err
 }
 
-// UpdateEventType implements app.Tx.
+// UpdateEventType implements driver.Tx.
 func (t *txn) UpdateEventType(ctx context.Context, et *webhooks.EventType) error {
 	_, err := t.ExecContext(ctx, `UPDATE event_types SET description = ?, example = ?, schema = ?, archived = ?, created = ?, updated = ? WHERE name = ?`,
 		et.Description, nullString(string(et.Example)), nullString(string(et.Schema)), boolInt(et.Archived), ms(et.Created), ms(et.Updated), et.Name)

@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 
-	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
-// InitClusterKeys implements app.Store.
-func (s *Store) InitClusterKeys(ctx context.Context, k *app.ClusterKeys) (*app.ClusterKeys, error) {
-	var stored *app.ClusterKeys
+// InitClusterKeys implements driver.Store.
+func (s *Store) InitClusterKeys(ctx context.Context, k *driver.ClusterKeys) (*driver.ClusterKeys, error) {
+	var stored *driver.ClusterKeys
 	err := s.inTx(ctx, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO cluster_keys (id, admin_key_hash, portal_key, updated) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			k.AdminKeyHash, k.PortalKey, ms(k.Updated)); err != nil {
@@ -23,26 +23,26 @@ func (s *Store) InitClusterKeys(ctx context.Context, k *app.ClusterKeys) (*app.C
 	return stored, err
 }
 
-// FindClusterKeys implements app.Store.
-func (s *Store) FindClusterKeys(ctx context.Context) (*app.ClusterKeys, error) {
+// FindClusterKeys implements driver.Store.
+func (s *Store) FindClusterKeys(ctx context.Context) (*driver.ClusterKeys, error) {
 	return read(findClusterKeys(ctx, s.read))
 }
 
-// LockClusterKeys implements app.Tx: SQLite's write transaction holds the
+// LockClusterKeys implements driver.Tx: SQLite's write transaction holds the
 // database, so the read is locked as it is.
-func (t *txn) LockClusterKeys(ctx context.Context) (*app.ClusterKeys, error) {
+func (t *txn) LockClusterKeys(ctx context.Context) (*driver.ClusterKeys, error) {
 	return findClusterKeys(ctx, t)
 }
 
-// UpdateClusterKeys implements app.Tx.
-func (t *txn) UpdateClusterKeys(ctx context.Context, k *app.ClusterKeys) error {
+// UpdateClusterKeys implements driver.Tx.
+func (t *txn) UpdateClusterKeys(ctx context.Context, k *driver.ClusterKeys) error {
 	_, err := t.ExecContext(ctx, `UPDATE cluster_keys SET admin_key_hash = ?, portal_key = ?, updated = ? WHERE id = 1`,
 		k.AdminKeyHash, k.PortalKey, ms(k.Updated))
 	return err
 }
 
-func findClusterKeys(ctx context.Context, q querier) (*app.ClusterKeys, error) {
-	var k app.ClusterKeys
+func findClusterKeys(ctx context.Context, q querier) (*driver.ClusterKeys, error) {
+	var k driver.ClusterKeys
 	var updated sql.NullInt64
 	err := q.QueryRowContext(ctx, `SELECT admin_key_hash, portal_key, updated FROM cluster_keys WHERE id = 1`).
 		Scan(&k.AdminKeyHash, &k.PortalKey, &updated)

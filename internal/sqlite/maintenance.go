@@ -22,8 +22,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 			UNION ALL SELECT min(next_attempt_at) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending')),
 		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 1),
 		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 1),
-		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1)`, ms(now)).
-		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight)
+		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1),
+		(SELECT count(*) FROM outbox)`, ms(now)).
+		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight, &st.Outbox)
 	err = dbError(err)
 	st.Due = waiting + parked
 	st.OldestDue = fromMS(oldestWaiting)

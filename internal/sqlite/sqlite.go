@@ -1,5 +1,5 @@
-// Package sqlite implements app.Store on an embedded SQLite file, with
-// the pure-Go modernc.org/sqlite driver (no cgo).
+// Package sqlite is the storage backend on an embedded SQLite file
+// (driver.Driver), with the pure-Go modernc.org/sqlite driver (no cgo).
 //
 // One process owns the file: Open takes an exclusive lock beside it, so a
 // second `webhooks serve` on the same file fails at once instead of
@@ -26,13 +26,14 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/app"
-	"github.com/factuarea/webhooks/internal/groupcommit"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/migrate"
 )
 
 //go:embed migration/*.sql
 var migrations embed.FS
+
+var _ driver.Driver = (*Store)(nil)
 
 // Store is the SQLite backend.
 type Store struct {
@@ -41,15 +42,7 @@ type Store struct {
 	lock  *os.File
 	stmts *stmtCache // prepared write statements
 
-	registrations *groupcommit.Committer[*registration] // see RegisterEvent
-	// Only the registrar (commitGroup) uses these.
-	routes routes
-	group  leases     // of the group being registered
-	behind bool       // the last group found the engine full
-	engine app.Engine // see SetEngine
-
-	busy   atomic.Int64 // nanoseconds the write connection spent in transactions
-	queues queues       // see txn
+	busy atomic.Int64 // nanoseconds the write connection spent in transactions
 
 	// The write connection's synchronous setting, and which connection it
 	// was set on (see runTx).
@@ -80,11 +73,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{
-		lock:   lock,
-		stmts:  newStmtCache(),
-		queues: queues{marked: map[string]bool{}},
-	}
+	s := &Store{lock: lock, stmts: newStmtCache()}
 	// WAL lets readers run beside the writer. synchronous=FULL makes a
 	// commit durable across power loss too, not only process crashes: an
 	// accepted event is never lost. (The engine's own bookkeeping commits
@@ -127,13 +116,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 			return nil, fmt.Errorf("sqlite: release claims: %w", err)
 		}
 	}
-	// One registrar: the writer is one connection. No window
-	// (groupcommit.StartWindow): waiting 0.5 ms for a group to grow, under
-	// load, delivered less (interleaved, 20 s: 2,711/s median with it,
-	// 3,203 without), since registration waits for the engine already (see
-	// commitGroup).
-	s.registrations = groupcommit.Start(1, maxGroup, s.commitGroup)
 	return s, nil
+}
+
+// GroupCommit implements driver.Registrar: one registrar, since the
+// writer is one connection, and no window, since registration waits for
+// the engine's records on that connection already (SharedWriter; a window
+// delivered less).
+func (s *Store) GroupCommit() driver.GroupCommit {
+	return driver.GroupCommit{Registrars: 1, MaxGroup: 128, SharedWriter: true}
 }
 
 // releaseAll hands back every claim and empties the endpoints' queues, as
@@ -150,9 +141,6 @@ func (s *Store) WriteBusy() time.Duration { return time.Duration(s.busy.Load()) 
 
 // Close closes the database and releases the file's lock.
 func (s *Store) Close() error {
-	if s.registrations != nil {
-		s.registrations.Close()
-	}
 	var errs []error
 	if s.read != nil {
 		errs = append(errs, s.read.Close())
@@ -249,8 +237,8 @@ const (
 	lazy
 )
 
-// InTx implements app.Store: fn runs in a durable write transaction.
-func (s *Store) InTx(ctx context.Context, fn func(tx app.Tx) error) error {
+// InTx implements driver.Store: fn runs in a durable write transaction.
+func (s *Store) InTx(ctx context.Context, fn func(tx driver.Tx) error) error {
 	return s.inTx(ctx, func(tx *txn) error { return fn(tx) })
 }
 
@@ -283,7 +271,7 @@ func (s *Store) runTx(ctx context.Context, d durability, fn func(tx *txn) error)
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(&txn{Tx: tx, cache: s.stmts, queues: &s.queues}); err != nil {
+	if err := fn(&txn{Tx: tx, cache: s.stmts}); err != nil {
 		return err
 	}
 	return tx.Commit()

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -11,7 +12,7 @@ import (
 // TestStore runs the store suite on a new database file per test: opening
 // one is cheap, and a file (not :memory:) is what the service runs on.
 func TestStore(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) storetest.Store {
+	storetest.Run(t, func(t *testing.T) driver.Driver {
 		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "db.sqlite"))
 		if err != nil {
 			t.Fatalf("sqlite.Open: %v", err)

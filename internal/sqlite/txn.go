@@ -11,37 +11,7 @@ import (
 // engine runs the same few statements thousands of times a second.
 type txn struct {
 	*sql.Tx
-	cache  *stmtCache
-	queues *queues
-}
-
-// queues remembers the endpoints that may have a queue of parked
-// deliveries, so that a new delivery to any other endpoint skips looking
-// for one (an index probe per delivery, on the one write connection).
-// Only a claim parks a delivery (see ClaimDeliveries), and it marks the
-// endpoint first; a look that finds no queue forgets it. Start-up empties
-// every queue, and the marks with them.
-type queues struct {
-	mu     sync.Mutex
-	marked map[string]bool
-}
-
-func (q *queues) mark(endpoint string) {
-	q.mu.Lock()
-	q.marked[endpoint] = true
-	q.mu.Unlock()
-}
-
-func (q *queues) may(endpoint string) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.marked[endpoint]
-}
-
-func (q *queues) forget(endpoint string) {
-	q.mu.Lock()
-	delete(q.marked, endpoint)
-	q.mu.Unlock()
+	cache *stmtCache
 }
 
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {

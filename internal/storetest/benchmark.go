@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 // BulkLoader is implemented by a store under benchmark that can store many
@@ -47,8 +48,8 @@ const rareEvery = 100
 // Run it with a fixed count, and not under -race:
 //
 //	go test -run '^$' -bench Lists -benchtime 200x ./internal/sqlite
-func Benchmark(b *testing.B, open func(b *testing.B) Store, rows int) {
-	s := open(b)
+func Benchmark(b *testing.B, open func(b *testing.B) driver.Driver, rows int) {
+	s := Stack(b, open(b))
 	start := time.Now()
 	f := LoadLists(b, s, rows)
 	b.Logf("loaded %d events and %d deliveries in %s", rows, rows, time.Since(start).Round(time.Millisecond))
@@ -163,6 +164,9 @@ func LoadLists(tb testing.TB, s Store, rows int) *ListFixture {
 	}
 
 	bulk, ok := s.(BulkLoader)
+	if st, isStack := s.(*stack); isStack && !ok {
+		bulk, ok = st.Driver.(BulkLoader)
+	}
 	if !ok {
 		// Through the interface: registrations in parallel (a store may
 		// commit them in groups); the deliveries stay pending.

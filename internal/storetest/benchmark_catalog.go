@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/factuarea/webhooks/internal/app"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 // BenchSchema is each benchmark type's schema: what a platform declares
@@ -36,7 +37,7 @@ const BenchObject = `{"object":"invoice","id":"inv_%08d","number":"FAC-2026-%08d
 // event. open returns a fresh, empty store.
 //
 //	go test -run '^$' -bench Registration -benchtime 20000x ./internal/sqlite
-func BenchmarkRegistration(b *testing.B, open func(b *testing.B) Store) {
+func BenchmarkRegistration(b *testing.B, open func(b *testing.B) driver.Driver) {
 	resources := []string{"invoice", "quote", "payment", "customer", "product", "credit_note", "receipt", "expense", "order", "delivery_note"}
 	verbs := []string{"created", "updated", "sent", "paid", "voided"}
 	var names []string
@@ -51,7 +52,7 @@ func BenchmarkRegistration(b *testing.B, open func(b *testing.B) Store) {
 		schemas bool
 	}{{"catalog=none", 0, false}, {"catalog=50", 50, false}, {"catalog=50_with_schemas", 50, true}} {
 		b.Run(tc.name, func(b *testing.B) {
-			s := open(b)
+			s := Stack(b, open(b))
 			a := MustCreateAccount(b, s, "")
 			c := MustCreateCompany(b, s, a.ID)
 			MustCreateEndpoint(b, s, NewCompanyEndpoint(c.ID, "*"))

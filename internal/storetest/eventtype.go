@@ -11,6 +11,7 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
+	core "github.com/factuarea/webhooks/internal/queue"
 )
 
 // invoiceSchema is the schema of the suite's invoice.sent.
@@ -311,7 +312,7 @@ func testEventTypes(t *testing.T, open func(t *testing.T) Store) {
 			declare(t, UseCases(s, t0), "invoice.sent", "", "")
 			v1, _, _ := s.Catalog(ctx)
 			stale := NewEvent(t, "invoice.sent", c.ID, at(time.Minute))
-			if _, _, _, err := s.RegisterEvent(app.WithCatalogVersion(ctx, v0), stale, nil); !errors.Is(err, app.ErrCatalogChanged) {
+			if _, _, _, err := s.Register(ctx, core.Registration{Event: stale, Catalog: v0, Checked: true}); !errors.Is(err, core.ErrCatalogChanged) {
 				t.Fatalf("RegisterEvent checked against version %d of %d: got %v, want ErrCatalogChanged", v0, v1, err)
 			}
 			if _, err := s.FindEvent(ctx, stale.ID); webhooks.ErrorCode(err) != webhooks.ENOTFOUND {
@@ -320,11 +321,11 @@ func testEventTypes(t *testing.T, open func(t *testing.T) Store) {
 			// A key of a refused registration is not taken either.
 			keyed := NewEvent(t, "invoice.sent", c.ID, at(time.Minute))
 			key := &webhooks.IdempotencyKey{Key: "k1", RequestHash: []byte("h"), Created: keyed.Created}
-			if _, _, _, err := s.RegisterEvent(app.WithCatalogVersion(ctx, v0), keyed, key); !errors.Is(err, app.ErrCatalogChanged) {
+			if _, _, _, err := s.Register(ctx, core.Registration{Event: keyed, Key: key, Catalog: v0, Checked: true}); !errors.Is(err, core.ErrCatalogChanged) {
 				t.Fatalf("a keyed registration checked against an old version: got %v", err)
 			}
 			fresh := NewEvent(t, "invoice.sent", c.ID, at(time.Minute))
-			if _, ds, created, err := s.RegisterEvent(app.WithCatalogVersion(ctx, v1), fresh, key); err != nil || !created || len(ds) != 1 {
+			if _, ds, created, err := s.Register(ctx, core.Registration{Event: fresh, Key: key, Catalog: v1, Checked: true}); err != nil || !created || len(ds) != 1 {
 				t.Fatalf("RegisterEvent checked against the current version: got created %t, %d deliveries, %v", created, len(ds), err)
 			}
 			// Unchecked (no version): registered whatever the catalog.
@@ -341,11 +342,13 @@ func testEventTypes(t *testing.T, open func(t *testing.T) Store) {
 				if i%2 == 1 {
 					v = v0
 				}
-				wg.Go(func() { _, _, _, errs[i] = s.RegisterEvent(app.WithCatalogVersion(ctx, v), evs[i], nil) })
+				wg.Go(func() {
+					_, _, _, errs[i] = s.Register(ctx, core.Registration{Event: evs[i], Catalog: v, Checked: true})
+				})
 			}
 			wg.Wait()
 			for i, err := range errs {
-				if (i%2 == 1) != errors.Is(err, app.ErrCatalogChanged) || (i%2 == 0 && err != nil) {
+				if (i%2 == 1) != errors.Is(err, core.ErrCatalogChanged) || (i%2 == 0 && err != nil) {
 					t.Errorf("registration %d (stale %t): got %v", i, i%2 == 1, err)
 				}
 			}

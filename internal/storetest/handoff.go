@@ -9,7 +9,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// engine is an app.Engine that records what a store hands it; it leases
+// engine is a core.Engine that records what a store hands it; it leases
 // while room is set.
 type engine struct {
 	mu     sync.Mutex
@@ -49,7 +49,6 @@ func (e *engine) Wake() {
 	e.wakes++
 }
 
-func (e *engine) PerEndpoint() int                          { return 0 }
 func (e *engine) HasRoom() bool                             { e.mu.Lock(); defer e.mu.Unlock(); return e.room }
 func (e *engine) Pace(context.Context, bool, time.Duration) {}
 

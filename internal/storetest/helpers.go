@@ -45,7 +45,7 @@ func group(t *testing.T, name string, fn func(t *testing.T)) {
 // and the portal call, so that the suite checks their rules on every
 // backend.
 func UseCases(s Store, now time.Time) *app.App {
-	return app.New(app.Config{Store: s, AdminKey: "storetest", Now: func() time.Time { return now }})
+	return app.New(app.Config{Store: s, Registrar: s, AdminKey: "storetest", Now: func() time.Time { return now }})
 }
 
 // admin is the caller of the changes the suite makes.
@@ -358,7 +358,7 @@ func NewRecord(c *webhooks.Claim, now time.Time, status int, t webhooks.Transiti
 	} else {
 		a.ResponseBody = fmt.Sprintf(`{"status":%d}`, status)
 	}
-	return &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t}
+	return &webhooks.AttemptRecord{Token: c.Token, EndpointID: c.Endpoint.ID, Attempt: a, Transition: t, Delivery: c.Delivery, Endpoint: c.Endpoint}
 }
 
 // MustRecord records one attempt.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 )
 
 // The reads behind the portal's health figures: the deliveries being
@@ -59,7 +60,7 @@ func testRetrying(t *testing.T, open func(t *testing.T) Store) {
 			downFirst := register(down, 30*time.Minute)
 			MustAttempt(t, s, downFirst.ID, at(31*time.Minute), 0, later)
 
-			counts, err := s.CountRetrying(t.Context(), []string{failing.ID, answering.ID, down.ID, quiet.ID}, t0, time.Hour)
+			counts, err := s.CountDeliveries(t.Context(), []string{failing.ID, answering.ID, down.ID, quiet.ID}, t0, time.Hour, driver.CountRetrying)
 			if err != nil {
 				t.Fatalf("CountRetrying: %v", err)
 			}
@@ -82,7 +83,7 @@ func testRetrying(t *testing.T, open func(t *testing.T) Store) {
 
 			// The states of the same window, which the retrying are a part
 			// of: every state, pending ever attempted or not.
-			states, err := s.CountDeliveries(t.Context(), []string{failing.ID, answering.ID, down.ID, quiet.ID}, t0, time.Hour)
+			states, err := s.CountDeliveries(t.Context(), []string{failing.ID, answering.ID, down.ID, quiet.ID}, t0, time.Hour, driver.CountAll)
 			if err != nil {
 				t.Fatalf("CountDeliveries: %v", err)
 			}
@@ -103,7 +104,7 @@ func testRetrying(t *testing.T, open func(t *testing.T) Store) {
 
 		t.Run("NoEndpoints", func(t *testing.T) {
 			s := setup(t, open)
-			counts, err := s.CountRetrying(t.Context(), nil, t0, time.Hour)
+			counts, err := s.CountDeliveries(t.Context(), nil, t0, time.Hour, driver.CountRetrying)
 			if err != nil || len(counts) != 0 {
 				t.Errorf("no endpoints: got %v, %v; want nothing", counts, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,7 +18,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 
-	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/build"
 )
 
 // DefaultServiceName is service.name unless OTEL_SERVICE_NAME (or
@@ -36,6 +37,14 @@ const DefaultServiceName = "webhooks"
 //   - OTEL_EXPORTER_OTLP_PROTOCOL or OTEL_EXPORTER_OTLP_TRACES_PROTOCOL:
 //     http/protobuf (the default), http/json or grpc.
 //   - OTEL_SERVICE_NAME (default webhooks) and OTEL_RESOURCE_ATTRIBUTES.
+//   - OTEL_PROPAGATORS: what is read of the platform's requests, a
+//     comma-separated list of tracecontext and baggage (the default is
+//     both, as OpenTelemetry's), or none, which reads nothing (the
+//     registrations start traces of their own). The other propagators of
+//     the specification (b3, b3multi, jaeger, xray, ottrace) are not in
+//     this build, and naming one is an error rather than a propagator
+//     quietly left out, after which every registration would start a
+//     trace of its own.
 //   - OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (default
 //     parentbased_always_on), OTEL_BSP_*, and the exporter's
 //     OTEL_EXPORTER_OTLP_* headers, timeout, compression and TLS files,
@@ -53,7 +62,7 @@ func FromEnv(ctx context.Context, logger *slog.Logger) (*Tracing, error) {
 	}
 	res, err := resource.New(ctx,
 		resource.WithTelemetrySDK(),
-		resource.WithAttributes(semconv.ServiceName(DefaultServiceName), semconv.ServiceVersion(webhooks.Version)),
+		resource.WithAttributes(semconv.ServiceName(DefaultServiceName), semconv.ServiceVersion(build.Version())),
 		resource.WithFromEnv(), // last: OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 	)
 	if err != nil {
@@ -77,13 +86,15 @@ func FromEnv(ctx context.Context, logger *slog.Logger) (*Tracing, error) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t := New(tp)
 	t.shutdown = tp.Shutdown
+	t.setPropagators(cfg.propagators)
 	return t, nil
 }
 
 // envConfig is what FromEnv decides itself; the SDK reads the rest.
 type envConfig struct {
-	exporter string // otlp or none
-	protocol string // http/protobuf, http/json or grpc
+	exporter    string   // otlp or none
+	protocol    string   // http/protobuf, http/json or grpc
+	propagators []string // tracecontext, baggage; none when empty
 }
 
 // readEnv reads and checks the settings of FromEnv from getenv.
@@ -140,8 +151,48 @@ func readEnv(getenv func(string) string) (envConfig, error) {
 		if err := checkSampler(get("OTEL_TRACES_SAMPLER"), get("OTEL_TRACES_SAMPLER_ARG")); err != nil {
 			return cfg, err
 		}
+		var err error
+		if cfg.propagators, err = readPropagators(get("OTEL_PROPAGATORS")); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, nil
+}
+
+// readPropagators reads OTEL_PROPAGATORS as the OpenTelemetry
+// specification writes it: a comma-separated list, each name once
+// (repeats are dropped, empty entries skipped, case ignored), unset or
+// empty for the default, DefaultPropagators; none for no propagator
+// (alone: beside another name it contradicts it). It returns the names in
+// the order given, or none for none.
+func readPropagators(v string) ([]string, error) {
+	var names []string
+	none := false
+	for _, entry := range strings.Split(v, ",") {
+		switch name := strings.ToLower(strings.TrimSpace(entry)); name {
+		case "":
+		case "none":
+			none = true
+		case "tracecontext", "baggage":
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		case "b3", "b3multi", "jaeger", "xray", "ottrace":
+			return nil, fmt.Errorf("OTEL_PROPAGATORS=%q: this service does not have the %s propagator, only tracecontext and baggage: "+
+				"list those (the default is both) or none, and have the platform send W3C traceparent headers to join its traces", v, name)
+		default:
+			return nil, fmt.Errorf("OTEL_PROPAGATORS=%q: %q is not a propagator: use tracecontext and baggage (the default is both), or none", v, name)
+		}
+	}
+	switch {
+	case none && len(names) > 0:
+		return nil, fmt.Errorf("OTEL_PROPAGATORS=%q: none turns propagation off, and cannot be listed beside %s", v, strings.Join(names, " and "))
+	case none:
+		return nil, nil
+	case len(names) == 0:
+		return slices.Clone(DefaultPropagators), nil
+	}
+	return names, nil
 }
 
 // checkSampler checks the sampler settings the SDK reads, which on its own

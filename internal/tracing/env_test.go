@@ -7,11 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/trace"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
@@ -19,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/build"
 )
 
 // otelVars are the variables the tests set; each test starts with none of
@@ -27,6 +31,7 @@ var otelVars = []string{
 	"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_SERVICE_NAME", "OTEL_RESOURCE_ATTRIBUTES",
 	"OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+	"OTEL_PROPAGATORS",
 }
 
 // setEnv clears otelVars and sets env for the test.
@@ -85,6 +90,95 @@ func TestReadEnv(t *testing.T) {
 		case tc.err == "" && (cfg.exporter != tc.exporter || (tc.exporter == "otlp" && cfg.protocol != tc.protocol)):
 			t.Errorf("%v: got exporter %q protocol %q, want %q %q", tc.env, cfg.exporter, cfg.protocol, tc.exporter, tc.protocol)
 		}
+	}
+}
+
+// TestReadEnv_Propagators: OTEL_PROPAGATORS is a comma-separated list of
+// tracecontext and baggage, tracecontext,baggage by default, or none; a
+// propagator of the specification this build does not have, an unknown
+// name and none beside another are errors that name the variable and the
+// value. Tracing off, it is not read.
+func TestReadEnv_Propagators(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		want  []string // nil: none
+		err   string   // a part of the error; empty: none
+	}{
+		{value: "", want: []string{"tracecontext", "baggage"}},
+		{value: "tracecontext", want: []string{"tracecontext"}},
+		{value: "baggage", want: []string{"baggage"}},
+		{value: "baggage,tracecontext", want: []string{"baggage", "tracecontext"}},
+		{value: " TraceContext , Baggage ", want: []string{"tracecontext", "baggage"}},
+		{value: "tracecontext,,tracecontext", want: []string{"tracecontext"}},
+		{value: ",", want: []string{"tracecontext", "baggage"}},
+		{value: "none", want: nil},
+		{value: "None,none", want: nil},
+
+		{value: "b3", err: `OTEL_PROPAGATORS="b3": this service does not have the b3 propagator, only tracecontext and baggage`},
+		{value: "tracecontext,b3multi", err: "does not have the b3multi propagator"},
+		{value: "jaeger", err: "does not have the jaeger propagator"},
+		{value: "xray", err: "does not have the xray propagator"},
+		{value: "ottrace,baggage", err: "does not have the ottrace propagator"},
+		{value: "tracecontxt", err: `OTEL_PROPAGATORS="tracecontxt": "tracecontxt" is not a propagator`},
+		{value: "w3c", err: `"w3c" is not a propagator`},
+		{value: "none,tracecontext", err: "none turns propagation off, and cannot be listed beside tracecontext"},
+	} {
+		env := map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_PROPAGATORS": tc.value}
+		cfg, err := readEnv(func(name string) string { return env[name] })
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("OTEL_PROPAGATORS=%q: got %v, %v; want an error saying %s", tc.value, cfg.propagators, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("OTEL_PROPAGATORS=%q: %v", tc.value, err)
+		case tc.err == "" && !slices.Equal(cfg.propagators, tc.want):
+			t.Errorf("OTEL_PROPAGATORS=%q: got %q, want %q", tc.value, cfg.propagators, tc.want)
+		}
+	}
+	// Tracing off reads no request: the variable is not checked.
+	if cfg, err := readEnv(func(name string) string { return map[string]string{"OTEL_PROPAGATORS": "b3"}[name] }); err != nil || cfg.exporter != "none" {
+		t.Errorf("OTEL_PROPAGATORS=b3 with tracing off: got %+v, %v; want tracing off, no error", cfg, err)
+	}
+}
+
+// TestFromEnv_Propagators: what Extract reads of a request that carries
+// traceparent and baggage, as OTEL_PROPAGATORS says: both by default,
+// one of them, or nothing with none; and a propagator this build does not
+// have stops FromEnv with an error that names it.
+func TestFromEnv_Propagators(t *testing.T) {
+	const incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	h := http.Header{"Traceparent": {incoming}, "Baggage": {"tenant=acme"}}
+	for _, tc := range []struct {
+		value          string
+		trace, baggage bool
+	}{
+		{"", true, true},
+		{"tracecontext,baggage", true, true},
+		{"tracecontext", true, false},
+		{"baggage", false, true},
+		{"none", false, false},
+	} {
+		srv := httptest.NewServer(&collector{})
+		setEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_PROPAGATORS": tc.value})
+		tr, err := FromEnv(t.Context(), nil)
+		if err != nil || tr == nil {
+			t.Fatalf("OTEL_PROPAGATORS=%q: FromEnv: got %v, %v; want tracing on", tc.value, tr, err)
+		}
+		ctx := tr.Extract(t.Context(), h)
+		sc := trace.SpanContextFromContext(ctx)
+		gotTrace := sc.IsValid() && sc.TraceID().String() == incoming[3:35]
+		gotBaggage := baggage.FromContext(ctx).Member("tenant").Value() == "acme"
+		if gotTrace != tc.trace || gotBaggage != tc.baggage {
+			t.Errorf("OTEL_PROPAGATORS=%q: got the traceparent %t, the baggage %t; want %t and %t", tc.value, gotTrace, gotBaggage, tc.trace, tc.baggage)
+		}
+		if plain := t.Context(); tr.Extract(plain, http.Header{"Tracestate": {"k=v"}}) != plain {
+			t.Errorf("OTEL_PROPAGATORS=%q: a request with no traceparent nor baggage changed the context", tc.value)
+		}
+		tr.Shutdown(t.Context())
+		srv.Close()
+	}
+	setEnv(t, map[string]string{"OTEL_TRACES_EXPORTER": "otlp", "OTEL_PROPAGATORS": "tracecontext,b3"})
+	if tr, err := FromEnv(t.Context(), nil); err == nil || !strings.Contains(err.Error(), `OTEL_PROPAGATORS="tracecontext,b3": this service does not have the b3 propagator`) {
+		t.Errorf("OTEL_PROPAGATORS=tracecontext,b3: got %v, %v; want an error naming b3", tr, err)
 	}
 }
 
@@ -230,6 +324,9 @@ func checkExported(t *testing.T, c *collector, ev *webhooks.Event, wantService s
 	}
 	if got := c.resources[0]["service.name"]; got != wantService {
 		t.Errorf("service.name: got %q, want %q", got, wantService)
+	}
+	if got := c.resources[0]["service.version"]; got != build.Version() {
+		t.Errorf("service.version: got %q, want the build's, %q", got, build.Version())
 	}
 	if got := spanAttr(reg, string(EventIDKey)); got != ev.ID {
 		t.Errorf("the registration's %s: got %q, want %q", EventIDKey, got, ev.ID)

@@ -33,12 +33,47 @@ const instrumentation = "github.com/factuarea/webhooks"
 type Tracing struct {
 	tracer   trace.Tracer
 	shutdown func(context.Context) error
+	// propagator reads the platform's request's context (nil: none), and
+	// headers are the headers without which it reads nothing.
+	propagator propagation.TextMapPropagator
+	headers    []string
 }
 
+// DefaultPropagators are the propagators unless OTEL_PROPAGATORS says
+// otherwise: OpenTelemetry's default.
+var DefaultPropagators = []string{"tracecontext", "baggage"}
+
 // New returns the tracing of spans made by tp (tests pass one with the
-// SDK's in-memory exporter; FromEnv makes the service's).
+// SDK's in-memory exporter; FromEnv makes the service's), reading the
+// platform's requests with DefaultPropagators.
 func New(tp trace.TracerProvider) *Tracing {
-	return &Tracing{tracer: tp.Tracer(instrumentation), shutdown: func(context.Context) error { return nil }}
+	t := &Tracing{tracer: tp.Tracer(instrumentation), shutdown: func(context.Context) error { return nil }}
+	t.setPropagators(DefaultPropagators)
+	return t
+}
+
+// setPropagators makes t read requests with the propagators names (of
+// readPropagators: tracecontext, baggage), none when there is none.
+func (t *Tracing) setPropagators(names []string) {
+	var props []propagation.TextMapPropagator
+	t.headers = nil
+	for _, name := range names {
+		switch name {
+		case "tracecontext":
+			// tracestate without traceparent is ignored.
+			props, t.headers = append(props, traceContext), append(t.headers, "Traceparent")
+		case "baggage":
+			props, t.headers = append(props, propagation.Baggage{}), append(t.headers, "Baggage")
+		}
+	}
+	switch len(props) {
+	case 0:
+		t.propagator = nil
+	case 1:
+		t.propagator = props[0]
+	default:
+		t.propagator = propagation.NewCompositeTextMapPropagator(props...)
+	}
 }
 
 // Enabled reports whether tracing is on.
@@ -58,14 +93,22 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 // tracestate headers): what the platform's request carries.
 var traceContext propagation.TraceContext
 
-// Extract returns ctx with the span context of a request's traceparent
-// and tracestate headers, if any, so that the spans started from it join
-// the platform's trace. With tracing off it returns ctx as it is.
+// Extract returns ctx with what the propagators (OTEL_PROPAGATORS) read
+// from a request's headers, if any: with tracecontext, the span context
+// of its traceparent and tracestate headers, so that the spans started
+// from it join the platform's trace; with baggage, its baggage header
+// (which no span and no webhook request carries further). With tracing
+// off, or propagation off (none), it returns ctx as it is.
 func (t *Tracing) Extract(ctx context.Context, h http.Header) context.Context {
-	if t == nil || len(h["Traceparent"]) == 0 {
+	if t == nil || t.propagator == nil {
 		return ctx
 	}
-	return traceContext.Extract(ctx, propagation.HeaderCarrier(h))
+	for _, name := range t.headers {
+		if len(h[name]) > 0 {
+			return t.propagator.Extract(ctx, propagation.HeaderCarrier(h))
+		}
+	}
+	return ctx
 }
 
 // Traceparent formats sc as a W3C traceparent, version 00 (empty if sc is

@@ -26,6 +26,9 @@
 //
 // After each step, no event id has more than one row in webhook_effects.
 //
+// TestKitREADMEs follows each kit's README as printed, from its install
+// in a fresh folder to its count of the effects after `webhooks probe`.
+//
 // TestStandardWebhooksLibraries has the official Standard Webhooks
 // libraries (the Go module and the npm package standardwebhooks, in node/)
 // verify real deliveries, through a rotation.

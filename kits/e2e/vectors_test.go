@@ -8,8 +8,10 @@ import (
 )
 
 // vectorFiles are the shared vectors (SPEC sections 10 and 15) that the
-// sender, every kit and the probe must pass.
-var vectorFiles = []string{"signature-vectors.json", "standard-webhooks-vectors.json"}
+// sender, every kit and the probe must pass, and the secrets a kit set up
+// for Standard Webhooks takes or refuses, with the one message every kit
+// refuses them with (standard-secrets.json, from the Go kit's own).
+var vectorFiles = []string{"signature-vectors.json", "standard-webhooks-vectors.json", "standard-secrets.json"}
 
 // vectorCopies are the folders where each kit keeps its copies, for its own
 // tests to read without reaching outside the kit.

@@ -49,13 +49,30 @@ const defaultLogger = {
   error: (msg, fields) => console.error(line(msg, fields)),
 };
 
-function checkSecrets(secrets) {
+/**
+ * SECRET_NOT_STANDARD is the message of a secret refused for the standard
+ * scheme, {index} being its index in options.secrets: word for word the Go,
+ * Python and PHP kits' (test/standard-secrets.json).
+ */
+const SECRET_NOT_STANDARD =
+  "secrets[{index}] is not standard base64 after whsec_ (padding included), so it cannot verify Standard Webhooks signatures: rotate the endpoint's secret, or verify Factuarea-Signature only (scheme factuarea)";
+
+function checkSecrets(secrets, scheme) {
   const list = typeof secrets === 'string' ? [secrets] : secrets;
   if (!Array.isArray(list) || list.length === 0) {
     throw new TypeError('receiver: options.secrets needs at least one secret ("whsec_…")');
   }
   list.forEach((s, i) => {
     if (typeof s !== 'string' || s === '') throw new TypeError(`receiver: options.secrets[${i}] is empty or not a string`);
+  });
+  // Every secret, before the checks below, so that each kit refuses the
+  // same secrets with the same message (SPEC 15).
+  if (scheme === 'standard') {
+    list.forEach((s, i) => {
+      if (!standardCompatible(s)) throw new TypeError(SECRET_NOT_STANDARD.replace('{index}', String(i)));
+    });
+  }
+  list.forEach((s, i) => {
     if (s.trim() !== s) {
       throw new TypeError(`receiver: options.secrets[${i}] has whitespace around it: check how it was copied`);
     }
@@ -109,15 +126,10 @@ export class Receiver {
       throw new TypeError('receiver: options.handle is required: async (event, tx, delivery) => { … }');
     }
     this.#store = storeFor(db);
-    this.#secrets = checkSecrets(secrets);
     if (!SCHEMES.includes(scheme)) {
       throw new TypeError(`receiver: options.scheme must be "any", "factuarea" or "standard", not ${JSON.stringify(scheme)}`);
     }
-    if (scheme === 'standard' && !this.#secrets.some(standardCompatible)) {
-      throw new TypeError(
-        'receiver: options.scheme "standard" needs a secret in standard base64 after whsec_: rotate the endpoint\'s secret',
-      );
-    }
+    this.#secrets = checkSecrets(secrets, scheme);
     if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) {
       throw new TypeError('receiver: options.maxBodyBytes must be a whole number of bytes, 0 or more');
     }

@@ -45,6 +45,13 @@ final class Receiver
     /** 90 days, in seconds: see ProcessedEvents::MANUAL_RESEND_RETENTION. */
     public const MANUAL_RESEND_RETENTION = ProcessedEvents::MANUAL_RESEND_RETENTION;
 
+    /**
+     * The message of a secret refused for the standard scheme, {index} being
+     * its index in secrets: word for word the Go, Node and Python kits'
+     * (tests/standard-secrets.json).
+     */
+    private const SECRET_NOT_STANDARD = "secrets[{index}] is not standard base64 after whsec_ (padding included), so it cannot verify Standard Webhooks signatures: rotate the endpoint's secret, or verify Factuarea-Signature only (scheme factuarea)";
+
     private const RESPONSE_HEADERS = [
         'Content-Type' => 'text/plain; charset=utf-8',
         'X-Content-Type-Options' => 'nosniff',
@@ -95,7 +102,9 @@ final class Receiver
      * @param null|callable(): \DateTimeInterface                   $clock
      * @param null|callable(string, string, array<string, mixed>): mixed $logger
      *
-     * @throws ConfigurationException naming the option that is wrong
+     * @throws ConfigurationException naming the option that is wrong (with
+     *         the standard scheme, the first secret that is not standard
+     *         base64 after whsec_)
      */
     public function __construct(
         private readonly \PDO $pdo,
@@ -128,6 +137,15 @@ final class Receiver
         }
         $this->secrets = array_values($secrets);
         $this->scheme = Scheme::fromOption($scheme);
+        if ($this->scheme === Scheme::Standard) {
+            // Every secret: the first that cannot be a Standard Webhooks key
+            // is refused, with the message every kit gives (SPEC 15).
+            foreach ($this->secrets as $i => $secret) {
+                if (StandardWebhooks::key($secret) === null) {
+                    throw new ConfigurationException(str_replace('{index}', (string) $i, self::SECRET_NOT_STANDARD));
+                }
+            }
+        }
         $this->handler = \Closure::fromCallable($handler);
         $this->clock = $clock === null ? null : \Closure::fromCallable($clock);
         $this->logger = $logger === null ? self::defaultLogger(...) : \Closure::fromCallable($logger);

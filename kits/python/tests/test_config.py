@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import unittest
 from typing import Any, Dict
 
 from factuarea_webhooks import ConfigError, Dialect, Receiver, WebhookError, errors
 
-from .support import SECRET, SQLiteDatabase, quiet_logger
+from .support import HERE, SECRET, SQLiteDatabase, quiet_logger
 
 
 class ConfigTest(unittest.TestCase):
@@ -51,6 +53,23 @@ class ConfigTest(unittest.TestCase):
                 with self.assertRaises(ConfigError) as cm:
                     Receiver(**self.args(**kwargs))
                 self.assertIn(in_message, str(cm.exception))
+
+    def test_standard_secrets(self) -> None:
+        # The shared cases (SPEC 15): with scheme "standard", every secret
+        # is checked, and the first that is not standard base64 after
+        # whsec_ is refused with the message every kit gives.
+        with open(os.path.join(HERE, "testdata", "standard-secrets.json"), encoding="utf-8") as f:
+            shared = json.load(f)
+        self.assertTrue(shared["cases"])
+        for case in shared["cases"]:
+            with self.subTest(case["name"]):
+                args = self.args(secrets=case["secrets"], scheme="standard")
+                if case["refused"] is None:
+                    self.assertEqual(Receiver(**args).scheme, "standard")
+                    continue
+                with self.assertRaises(ConfigError) as cm:
+                    Receiver(**args)
+                self.assertEqual(str(cm.exception), shared["message"].replace("{index}", str(case["refused"])))
 
     def test_one_base_class(self) -> None:
         for name in dir(errors):

@@ -37,6 +37,14 @@ Handler = Callable[[Connection, Event], Any]
 
 _log = logging.getLogger("factuarea_webhooks")
 
+#: The message of a secret refused for scheme "standard", ``{index}`` being
+#: its index in ``secrets``: word for word the Go, Node and PHP kits'
+#: (tests/testdata/standard-secrets.json).
+SECRET_NOT_STANDARD = (
+    "secrets[{index}] is not standard base64 after whsec_ (padding included), so it cannot verify "
+    "Standard Webhooks signatures: rotate the endpoint's secret, or verify Factuarea-Signature only (scheme factuarea)"
+)
+
 
 class Response(NamedTuple):
     """The answer to a delivery, for any framework to send."""
@@ -115,10 +123,12 @@ class Receiver:
         if pool is not None and not callable(getattr(pool, "connection", None)):
             raise ConfigError("pool must have a connection() context manager, as psycopg_pool.ConnectionPool")
         self._scheme = check_scheme(scheme)
-        if scheme == SCHEME_STANDARD and not any(standard_compatible(s) for s in self._secrets):
-            raise ConfigError(
-                "scheme 'standard' needs a secret in the whsec_<standard base64> format: rotate the endpoint's secret"
-            )
+        if scheme == SCHEME_STANDARD:
+            # Every secret: the first that cannot be a Standard Webhooks key
+            # is refused, with the message every kit gives (SPEC 15).
+            for i, s in enumerate(self._secrets):
+                if not standard_compatible(s):
+                    raise ConfigError(SECRET_NOT_STANDARD.replace("{index}", str(i)))
         if dialect is not None and not isinstance(dialect, Dialect):
             raise ConfigError("dialect must be Dialect.SQLITE or Dialect.POSTGRES")
         if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes <= 0:

@@ -1,0 +1,56 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// Maintenance is what the service's background work and its metrics need
+// of a backend.
+type Maintenance interface {
+	// Purge deletes up to limit events created before before, with their
+	// deliveries and attempts, skipping any event with a delivery that may
+	// still be attempted (pending); and the Idempotency-Keys older than
+	// webhooks.IdempotencyWindow at now. It returns how many events it
+	// deleted: call it again while that is limit. When another process is
+	// purging the same database, it returns 0 at once.
+	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
+	// QueueStats measures the work queue at now.
+	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
+}
+
+// Cluster is what a backend that several processes share offers them,
+// besides its data: a way to tell each other of new work, and a
+// semaphore per endpoint for the concurrency cap across all of them.
+type Cluster interface {
+	// Notify tells every process listening that deliveries are due.
+	Notify(ctx context.Context) error
+	// Listen calls wake whenever a process notifies (and once it listens,
+	// and after every reconnection: what was notified meanwhile is lost),
+	// until ctx ends.
+	Listen(ctx context.Context, wake func())
+}
+
+// Semaphore holds, for every process on a shared database, the slots of
+// the endpoints' concurrency cap (SPEC 14): at most cap attempts to one
+// endpoint in flight at any instant, across every process, however each
+// was claimed. An engine takes a slot before it starts an attempt and
+// gives it back when the attempt ends.
+type Semaphore interface {
+	// Acquire takes a slot of each endpoint listed (one per attempt, in
+	// order) under cap, and returns them: got[i] is endpoints[i]'s, its
+	// OK false when no slot was free (nothing is then taken for it).
+	Acquire(ctx context.Context, endpoints []string, cap int) (got []Slot, err error)
+	// Release gives slots back.
+	Release(slots []Slot)
+}
+
+// Slot is a slot Semaphore.Acquire took.
+type Slot struct {
+	Endpoint string
+	N        int    // the slot's number, under the cap
+	Epoch    uint64 // the holder's session: a slot of an ended one is gone already
+	OK       bool
+}

@@ -1,0 +1,111 @@
+package driver
+
+import (
+	"context"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// Registrar is what the queue core's registration needs of a backend: one
+// transaction per group of registrations (see queue.Registrar), whose
+// reads the core makes through RegisterTx and whose writes it returns.
+type Registrar interface {
+	// RegisterGroup runs one group's durable transaction: fn reads what
+	// the group needs through tx and returns what to write, which the
+	// backend writes and commits (in one round trip where it can) before
+	// it returns what was written. An error of fn rolls the transaction
+	// back and is returned; so is one of the writes, for which nothing
+	// was written.
+	RegisterGroup(ctx context.Context, fn func(tx RegisterTx) (*GroupWrites, error)) (*GroupWritten, error)
+	// GroupCommit says how the backend's registrations are best grouped.
+	GroupCommit() GroupCommit
+}
+
+// GroupCommit is how a backend's registrations are grouped into
+// transactions.
+type GroupCommit struct {
+	// Registrars is how many groups commit at once; MaxGroup bounds a
+	// group, so that one transaction stays short; Window is how long,
+	// under load, a registrar waits for its group to grow (0: not at
+	// all).
+	Registrars int
+	MaxGroup   int
+	Window     time.Duration
+	// SharedWriter says that registrations and the engine's records share
+	// one writer (SQLite's one write connection): the registrar makes way
+	// for records, which free the slots new deliveries need.
+	SharedWriter bool
+}
+
+// RegisterTx is a registration group's transaction.
+type RegisterTx interface {
+	// Begin makes the group's reads, in one round trip where the backend
+	// can: it takes the routes locks of r.Locks shared (see
+	// Tx.LockRoutes), then reads the versions of routing and of the
+	// catalog, the stored idempotency keys r.Keys names (each locked, so
+	// that a concurrent registration of one key waits for this one and
+	// then finds it), and the owners of r.Owners (as ReadOwners).
+	Begin(ctx context.Context, r GroupReads) (*GroupFacts, error)
+	// ReadOwners reads the owners of keys, each owner's routes locked
+	// shared before its endpoints are read (webhooks.Owners.Locks): a
+	// change of those endpoints, which locks them exclusive, commits
+	// before the read or waits for this transaction.
+	ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*webhooks.Owners, error)
+}
+
+// GroupReads are a group's reads.
+type GroupReads struct {
+	Locks  []string             // routes keys to lock shared first (those of the cached owners)
+	Keys   []string             // idempotency keys
+	Owners []webhooks.OwnersKey // owners to read
+}
+
+// GroupFacts are what Begin read.
+type GroupFacts struct {
+	// RoutingVersion counts the changes of what routes events (accounts,
+	// companies, endpoints), CatalogVersion those of the catalog; each
+	// moves in the changing transaction.
+	RoutingVersion int64
+	CatalogVersion int64
+	// Keys holds the stored keys found, by key.
+	Keys map[string]*StoredKey
+	// Owners[i] is GroupReads.Owners[i]'s.
+	Owners []*webhooks.Owners
+}
+
+// StoredKey is a stored idempotency key and the event it registered.
+type StoredKey struct {
+	webhooks.IdempotencyKey
+	EventID string
+}
+
+// GroupWrites are what a group writes.
+type GroupWrites struct {
+	// Events are written with their keys (Keys[i] is Events[i]'s, or nil;
+	// a stored key that expired is replaced).
+	Events []*webhooks.Event
+	Keys   []*webhooks.IdempotencyKey
+	// Deliveries are written; the pending ones whose ids Leases holds are
+	// inserted claimed with the lease (the engine's, handed to it once
+	// committed), the other pending ones due for a claim.
+	Deliveries []*webhooks.Delivery
+	Leases     map[string]Lease
+	// Firsts are events to read back (the first events of repeated keys).
+	Firsts []string
+}
+
+// Lease is a claim's token and end.
+type Lease struct {
+	Token string
+	Until time.Time
+}
+
+// GroupWritten is what a group wrote.
+type GroupWritten struct {
+	// Inserted holds the ids of the deliveries inserted: an original
+	// delivery that exists already for its endpoint and event is not.
+	Inserted map[string]bool
+	// Firsts holds the events GroupWrites.Firsts named, by id.
+	Firsts map[string]*webhooks.Event
+}

@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	webhooks "github.com/factuarea/webhooks"
+)
+
+// qPlatformEndpoints reads the endpoints an operational event may reach.
+const qPlatformEndpoints = `SELECT ` + endpointCols + ` FROM endpoints
+	WHERE scope = 'platform' AND deleted IS NULL ORDER BY created, id`
+
+// queueOwners queues in b the statements that read the owners of keys;
+// the slice returned holds them once b is sent.
+//
+// The owners' routes are locked shared before the endpoints are read (by
+// the next statement, which sees what committed before it): a change to
+// one of those endpoints, which takes its owner's lock exclusive, either
+// commits first and is seen, or waits for this transaction. Advisory locks
+// live in memory: the hot path writes nothing for them, unlike FOR SHARE
+// on the endpoint rows.
+func queueOwners(b *pgx.Batch, keys []webhooks.OwnersKey) []*webhooks.Owners {
+	out := make([]*webhooks.Owners, len(keys))
+	for i, k := range keys {
+		o := &webhooks.Owners{}
+		out[i] = o
+		company, account, routes := optionalID(k.Company), optionalID(k.Account), optionalText(k.RoutesOwner())
+		b.Queue(`WITH q AS (
+				SELECT c.account_id AS company_account, a.id AS account_id, a.provisioned_by
+				FROM (SELECT 1) one
+				LEFT JOIN companies c ON c.id = $1::uuid
+				LEFT JOIN accounts a ON a.id = coalesce(c.account_id, $2::uuid))
+			SELECT company_account, account_id, provisioned_by,
+				(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL)
+			FROM q`,
+			company, account, lockOwner, routes).
+			QueryRow(func(row pgx.Row) error {
+				var companyAccount, account, manager pgtype.Text
+				var locks int64
+				err := row.Scan(&companyAccount, &account, &manager, &locks)
+				o.CompanyAccount, o.Account, o.Manager = companyAccount.String, account.String, manager.String
+				return err
+			})
+		collect := func(rows pgx.Rows) error {
+			var err error
+			o.Endpoints, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (*webhooks.Endpoint, error) { return scanEndpoint(r) })
+			return err
+		}
+		if k.Operational {
+			b.Queue(qPlatformEndpoints).Query(collect)
+			continue
+		}
+		b.Queue(`SELECT `+endpointCols+` FROM endpoints
+			WHERE deleted IS NULL AND (company_id = $1::uuid OR account_id = (
+				SELECT a.id FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid))
+				OR account_id = (
+				SELECT a.provisioned_by FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid)))
+			ORDER BY created, id`,
+			routes, company, account).Query(collect)
+	}
+	return out
+}
+
+// optionalText is s, or NULL when it is empty.
+func optionalText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,51 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// What Vacuum vacuums, and how often.
+var vacuums = []struct {
+	table string
+	every time.Duration
+}{
+	// The work queue: each queued delivery is inserted, claimed, and
+	// deleted or rescheduled, and every change leaves a dead row version
+	// behind, whose entries in the queue's indexes each claim reads through
+	// until a vacuum removes them. Autovacuum wakes up once a minute at
+	// best, by which time a busy queue has hundreds of thousands; the queue
+	// is small, so a vacuum every few seconds costs little.
+	{"queue", 2 * time.Second},
+	// The outbox: few rows, each inserted and deleted once.
+	{"outbox", time.Minute},
+	// The deliveries: one dead version per attempt (its record), which
+	// nothing on the engine's path reads. A vacuum of this large table
+	// scans its indexes whole, so it runs seldom: as a safety net beside
+	// autovacuum, which does the work where it is enabled.
+	{"deliveries", time.Minute},
+}
+
+// VacuumInterval is how often Vacuum should be called: the shortest of
+// its tables' periods.
+const VacuumInterval = 2 * time.Second
+
+// Vacuum vacuums each table whose period has passed since its last vacuum
+// (by any process, or by autovacuum): every process calls it, but a table
+// needs one vacuum per period, not one per process, and SKIP_LOCKED lets
+// one that is vacuuming now finish alone.
+func (s *Store) Vacuum(ctx context.Context) error {
+	for _, v := range vacuums {
+		var due bool
+		err := s.pool.QueryRow(ctx, `SELECT coalesce(greatest(last_vacuum, last_autovacuum) < now() - $2 * interval '1 millisecond', true)
+			FROM pg_stat_user_tables WHERE relid = $1::regclass`, v.table, (v.every * 9 / 10).Milliseconds()).Scan(&due)
+		if err == nil && due {
+			_, err = s.pool.Exec(ctx, `VACUUM (SKIP_LOCKED) `+v.table)
+		}
+		if err != nil {
+			return fmt.Errorf("postgres: vacuum %s: %w", v.table, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package service
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/factuarea/webhooks/internal/maintenance"
+	"github.com/factuarea/webhooks/internal/postgres"
+)
+
+// Defaults of the background services' intervals.
+const (
+	DefaultRetention      = 90 * 24 * time.Hour
+	DefaultPurgeInterval  = 10 * time.Minute
+	DefaultOutboxInterval = time.Second
+	DefaultKeysRefresh    = 5 * time.Second
+	// notifyGap is the least time between two NOTIFYs of one process: the
+	// notifications of the commits in between share one.
+	notifyGap = 5 * time.Millisecond
+	// purgeBatch bounds one purge transaction, so that it holds its locks
+	// for milliseconds, not minutes; outboxBatch one drain's.
+	purgeBatch  = 500
+	outboxBatch = 100
+)
+
+// background returns the service's background work, each job a service
+// of its own (see maintenance):
+//
+//   - outbox: registers the operational events and makes the disables the
+//     outbox holds, as soon as a transaction stores an entry, and every
+//     OutboxInterval unasked (what a process that died left);
+//   - purge: every PurgeInterval, deletes what is older than Retention;
+//   - with a database that several processes share: notify (one NOTIFY
+//     for the due work of the commits of the last few milliseconds that
+//     this process has no room for), listen (wakes the engine for the
+//     others'), keys (follows a rotation of the admin key every
+//     KeysRefresh), and, on PostgreSQL, vacuum (the work queue every few
+//     seconds).
+func (s *Service) background() []maintenance.Service {
+	services := []maintenance.Service{
+		s.outbox,
+		&maintenance.Periodic{ServiceName: "purge", Interval: s.cfg.PurgeInterval, First: time.Minute, Work: s.purge, Logger: s.cfg.Logger},
+	}
+	if s.cluster == nil {
+		return services
+	}
+	services = append(services,
+		s.notify,
+		maintenance.Func{ServiceName: "listen", Fn: func(ctx context.Context) { s.cluster.Listen(ctx, s.Engine.Wake) }},
+		&maintenance.Periodic{ServiceName: "keys", Interval: cmp.Or(s.cfg.KeysRefresh, DefaultKeysRefresh), Work: s.refreshKeys, Logger: s.cfg.Logger},
+	)
+	if pg, ok := s.Store.(*postgres.Store); ok {
+		services = append(services, &maintenance.Periodic{ServiceName: "vacuum", Interval: postgres.VacuumInterval, Work: pg.Vacuum, Logger: s.cfg.Logger})
+	}
+	return services
+}
+
+// announce tells the engines that deliveries are due: this process's, and,
+// when it has no room for them, the others' (a NOTIFY wakes every
+// listening process, and each then spends a claim on work that one process
+// was already taking).
+func (s *Service) announce() {
+	s.Engine.Wake()
+	if s.cluster != nil && !s.Engine.HasRoom() {
+		s.notify.Kick()
+	}
+}
+
+// notifyOthers sends the NOTIFY that announce asked for.
+func (s *Service) notifyOthers(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return s.cluster.Notify(ctx)
+}
+
+// drainOutbox drains the outbox until it is empty.
+func (s *Service) drainOutbox(ctx context.Context) error {
+	for ctx.Err() == nil {
+		n, err := s.App.DrainOutbox(ctx, outboxBatch)
+		if err != nil || n < outboxBatch {
+			return err
+		}
+	}
+	return nil
+}
+
+// purge deletes the events (with their deliveries and attempts) older than
+// the retention, in small batches with a pause between them, until none
+// is left. With PostgreSQL one process purges at a time; the others' calls
+// return at once.
+func (s *Service) purge(ctx context.Context) error {
+	total := 0
+	for ctx.Err() == nil {
+		now := s.cfg.Now()
+		n, err := s.Store.Purge(ctx, now.Add(-s.cfg.Retention), now, purgeBatch)
+		if err != nil {
+			return err
+		}
+		total += n
+		if n < purgeBatch {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if total > 0 {
+		s.cfg.Logger.Info("purged events older than the retention", "events", total, "retention", s.cfg.Retention.String())
+	}
+	return nil
+}
