@@ -51,6 +51,13 @@ type Delivery struct {
 	// ScheduleFactor divides every wait of the retry schedule: an outage
 	// rehearsal's (SPEC 17); 1 (or 0) for every other delivery.
 	ScheduleFactor int
+	// OrderingKey is its event's, when its endpoint is ordered (SPEC 18):
+	// the delivery is then one of its endpoint's chain of that key, sent
+	// one at a time in registration order. WaitingFor is the delivery of
+	// the chain it waits behind (empty when it does not): until that one
+	// ends, this one is not due.
+	OrderingKey string
+	WaitingFor  string
 	Body           []byte
 	Created        time.Time
 	Updated        time.Time

@@ -91,6 +91,13 @@ type Endpoint struct {
 	// RateLimit caps the deliveries started per second to the endpoint,
 	// across every process; zero means no limit.
 	RateLimit int
+	// Ordered asks for the deliveries of events that share an ordering key
+	// one at a time, in registration order (SPEC 18). AutoRecover asks the
+	// service to probe the endpoint once it was disabled for failing, and
+	// to enable it again and recover what it missed at its first 2xx (SPEC
+	// 14).
+	Ordered     bool
+	AutoRecover bool
 
 	// The endpoint's health (SPEC 14), kept by the engine: FailureStreak
 	// counts the attempts that failed in a row since the last 2xx, and
@@ -295,6 +302,8 @@ type EndpointUpdate struct {
 	// to zero removes the limit.
 	StandardWebhooks *bool
 	RateLimit        *int
+	Ordered          *bool
+	AutoRecover      *bool
 }
 
 // Apply changes e as u says and validates the result. On error e may be
@@ -341,6 +350,12 @@ func (u *EndpointUpdate) Apply(e *Endpoint) error {
 	}
 	if u.RateLimit != nil {
 		e.RateLimit = *u.RateLimit
+	}
+	if u.Ordered != nil {
+		e.Ordered = *u.Ordered
+	}
+	if u.AutoRecover != nil {
+		e.AutoRecover = *u.AutoRecover
 	}
 	return e.Validate()
 }

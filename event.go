@@ -40,6 +40,10 @@ type Event struct {
 	// attempt's span links to the registration; Find and List leave it
 	// out. It is the platform's trace: it never goes to a receiver.
 	Traceparent string
+	// OrderingKey, if set, orders the event's deliveries to endpoints that
+	// ask for it (SPEC 18): one at a time per endpoint and key, in
+	// registration order. For an invoice's events, the invoice's id.
+	OrderingKey string
 }
 
 // IsAccountEvent reports whether the event is an account.* event, which only
@@ -107,6 +111,9 @@ func (e *Event) Validate() error {
 		return Errorf(ECOMPANYREQUIRED, "An event of type %s must name a company in company_id: only account.* events may omit it.", e.Type)
 	}
 	if err := CheckLength("correlation_id", e.CorrelationID, MaxCorrelationIDLength); err != nil {
+		return err
+	}
+	if err := CheckOrderingKey("ordering_key", e.OrderingKey); err != nil {
 		return err
 	}
 	obj := bytes.TrimSpace(e.Object)

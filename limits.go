@@ -3,6 +3,7 @@ package webhooks
 import (
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,6 +15,7 @@ const (
 	MaxNameLength          = 200
 	MaxCorrelationIDLength = 255
 	MaxIdempotencyKeyLen   = 255
+	MaxOrderingKeyLength   = 200
 	// MaxUnixTime is 9999-12-31T23:59:59Z, the last moment every backend
 	// and every client's date type can hold.
 	MaxUnixTime = 253402300799
@@ -87,6 +89,23 @@ func (p Page) Validate() error {
 	}
 	if p.StartingAfter != "" && !ValidID(p.StartingAfter) {
 		return Errorf(EINVALID, "starting_after must be the id of an item of the list.")
+	}
+	return nil
+}
+
+// CheckOrderingKey refuses an ordering key (SPEC 18) that is not 1 to
+// MaxOrderingKeyLength printable characters; empty is no key.
+func CheckOrderingKey(field, key string) error {
+	if key == "" {
+		return nil
+	}
+	if err := CheckLength(field, key, MaxOrderingKeyLength); err != nil {
+		return err
+	}
+	for _, r := range key {
+		if !unicode.IsPrint(r) {
+			return Errorf(EINVALID, "%s must be printable characters (no control characters or line breaks).", field)
+		}
 	}
 	return nil
 }

@@ -43,6 +43,8 @@ func (d *Delivery) Replay(now time.Time) *Delivery {
 		Relationship: d.Relationship, ReplayOf: d.ID, Status: DeliveryPending, NextAttemptAt: now,
 		Manual: true, Body: d.Body, Created: now, Updated: now,
 	}
+	// A replay by hand is sent at once, whatever the order (SPEC 18): it
+	// is in no chain; a recovery puts its replays back in theirs.
 	if d.ReplayOf != "" {
 		r.ReplayOf = d.ReplayOf
 	}

@@ -105,6 +105,9 @@ func newDelivery(ev *Event, ep *Endpoint, rel Relationship, now time.Time) (*Del
 	if !ep.Enabled() {
 		d.Status, d.Reason, d.NextAttemptAt = DeliveryFailed, ReasonEndpointDisabled, time.Time{}
 	}
+	if ep.Ordered && !ev.Test {
+		d.OrderingKey = ev.OrderingKey
+	}
 	return d, nil
 }
 

@@ -57,10 +57,13 @@ func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) (ou
 		span tracing.Registration
 	}
 	out = make([]EventOutcome, len(in))
-	// Round n holds the n-th valid use of each key (and round 0 the
-	// events without one).
+	// Round n holds the n-th valid use of each idempotency key or
+	// ordering key (and round 0 the events without one): the items of a
+	// batch that share an ordering key are registered in the batch's
+	// order, each after the one before it committed (SPEC 18).
 	var rounds [][]registration
 	uses := map[string]int{}
+	orders := map[string]int{}
 	for i, item := range in {
 		ectx, span := a.cfg.Tracing.StartRegistration(ctx, true)
 		ev, key, err := a.newEvent(item, "idempotency_key")
@@ -73,7 +76,13 @@ func (a *App) RegisterEvents(ctx context.Context, c Caller, in []EventInput) (ou
 		n := 0
 		if key != nil {
 			n = uses[key.Key]
-			uses[key.Key]++
+		}
+		if k := ev.OrderingKey; k != "" {
+			n = max(n, orders[k])
+			orders[k] = n + 1
+		}
+		if key != nil {
+			uses[key.Key] = n + 1
 		}
 		for len(rounds) <= n {
 			rounds = append(rounds, nil)

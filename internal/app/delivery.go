@@ -92,6 +92,7 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 		}
 		if action == webhooks.ActionRetry {
 			locked.Rearm(now)
+			locked.OutOfOrder()
 			if err := tx.Rearm(ctx, []*webhooks.Delivery{locked}); err != nil {
 				return err
 			}
@@ -176,17 +177,37 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 			return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
 		})
 		if len(ds) > 0 {
+			// On an ordered endpoint what is sent again goes back into its
+			// chain, in registration order, behind what the chain has
+			// pending (SPEC 18).
+			if !ep.Ordered {
+				for _, d := range ds {
+					d.OutOfOrder()
+				}
+			}
+			sent := ds
 			if action == webhooks.ActionRetry {
 				for _, d := range ds {
 					d.Rearm(now)
 				}
-				err = tx.Rearm(ctx, ds)
 			} else {
-				rs := make([]*webhooks.Delivery, len(ds))
+				sent = make([]*webhooks.Delivery, len(ds))
 				for i, d := range ds {
-					rs[i] = d.Replay(now)
+					sent[i] = d.Replay(now)
+					sent[i].OrderingKey = d.OrderingKey
 				}
-				_, err = tx.InsertDeliveries(ctx, rs)
+			}
+			if chains := webhooks.Chains(sent); len(chains) > 0 {
+				tails, err := tx.Tails(ctx, chains)
+				if err != nil {
+					return err
+				}
+				webhooks.Chain(sent, tails)
+			}
+			if action == webhooks.ActionRetry {
+				err = tx.Rearm(ctx, sent)
+			} else {
+				_, err = tx.InsertDeliveries(ctx, sent)
 			}
 			if err != nil {
 				return err

@@ -145,10 +145,12 @@ type EndpointInput struct {
 	APIVersion    string // empty: the newest
 	Livemode      *bool  // nil: true
 	Description   string
-	// StandardWebhooks and RateLimit (zero: none) are the endpoint's
-	// options (SPEC 14, 15).
+	// StandardWebhooks, RateLimit (zero: none), Ordered and AutoRecover
+	// are the endpoint's options (SPEC 14, 15, 18).
 	StandardWebhooks bool
 	RateLimit        int
+	Ordered          bool
+	AutoRecover      bool
 }
 
 // CreateEndpoint creates an endpoint of the owner, with a new secret, which
@@ -162,7 +164,8 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 	ep := &webhooks.Endpoint{
 		ID: webhooks.NewID(), Scope: o.Scope, URL: in.URL, EnabledEvents: in.EnabledEvents, APIVersion: in.APIVersion,
 		Livemode: in.Livemode == nil || *in.Livemode, Description: in.Description, Status: webhooks.EndpointEnabled,
-		StandardWebhooks: in.StandardWebhooks, RateLimit: in.RateLimit, Created: now, Updated: now,
+		StandardWebhooks: in.StandardWebhooks, RateLimit: in.RateLimit, Ordered: in.Ordered, AutoRecover: in.AutoRecover,
+		Created: now, Updated: now,
 	}
 	switch o.Scope {
 	case webhooks.ScopeCompany:

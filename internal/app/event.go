@@ -20,6 +20,9 @@ type EventInput struct {
 	// IdempotencyKey, if set, makes a repeat within
 	// webhooks.IdempotencyWindow return the first event.
 	IdempotencyKey string
+	// OrderingKey, if set, orders the event's deliveries to the endpoints
+	// that ask for it (SPEC 18).
+	OrderingKey string
 }
 
 // RegisterEvent registers an event and creates its deliveries in the same
@@ -68,6 +71,7 @@ func (a *App) newEvent(in EventInput, keyField string) (*webhooks.Event, *webhoo
 		AccountID:     in.AccountID,
 		CompanyID:     in.CompanyID,
 		Object:        in.Object,
+		OrderingKey:   in.OrderingKey,
 	}
 	if err := ev.Validate(); err != nil {
 		return nil, nil, err
@@ -86,7 +90,13 @@ func (a *App) newEvent(in EventInput, keyField string) (*webhooks.Event, *webhoo
 // validated fields, whatever the request's white space, field order or
 // defaults spelt out.
 func requestHash(ev *webhooks.Event) []byte {
-	b, _ := json.Marshal([]any{ev.Type, ev.CompanyID, ev.AccountID, ev.CorrelationID, ev.Livemode, ev.Object})
+	fields := []any{ev.Type, ev.CompanyID, ev.AccountID, ev.CorrelationID, ev.Livemode, ev.Object}
+	if ev.OrderingKey != "" {
+		// Only when set: the keys stored before ordering keys existed
+		// still match their requests.
+		fields = append(fields, ev.OrderingKey)
+	}
+	b, _ := json.Marshal(fields)
 	h := sha256.Sum256(b)
 	return h[:]
 }

@@ -36,6 +36,9 @@ type QueueTx interface {
 	// every transaction that changes endpoints and their deliveries locks
 	// them in, so that none deadlocks):
 	//
+	//  0. It locks the chains (see Chains) of the records' deliveries that
+	//     belong to one (AttemptRecord.Delivery.OrderingKey).
+	//
 	//  1. It locks the endpoints of r.Streaks that have a streak of
 	//     failures or are in r.Failed, and returns their streaks as they
 	//     were: the others have none, and a batch of successes leaves
@@ -50,7 +53,8 @@ type QueueTx interface {
 	//     statement that stores the record. Of two records of one
 	//     delivery, the first that holds the claim counts. The backend
 	//     sets Exhausted on a record whose delivery it stored
-	//     failed_permanently.
+	//     failed_permanently. A record that ends a delivery of a chain
+	//     releases the one that waits behind it, which is due then.
 	//  3. With r.Limit > 0 it reads the candidates of the claim (each
 	//     locked, skipping those another transaction holds): the claims
 	//     held per endpoint at r.Now (with r.Cap), the parked deliveries of

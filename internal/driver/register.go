@@ -52,6 +52,20 @@ type RegisterTx interface {
 	// change of those endpoints, which locks them exclusive, commits
 	// before the read or waits for this transaction.
 	ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*webhooks.Owners, error)
+	// Tails locks each chain (see Chains) and returns its last pending
+	// delivery.
+	Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhooks.OrderKey]string, error)
+}
+
+// Chains is what a transaction that adds to chains of ordered deliveries
+// (SPEC 18) needs of a backend.
+type Chains interface {
+	// Tails locks each chain until commit, against the other transactions
+	// that add to it and those that end one of its deliveries, in one
+	// order (chains sorted by endpoint, then key), and returns each one's
+	// last pending delivery: the one no pending delivery waits behind
+	// (absent when the chain has none pending).
+	Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhooks.OrderKey]string, error)
 }
 
 // GroupReads are a group's reads.

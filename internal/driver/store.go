@@ -148,14 +148,18 @@ type Tx interface {
 	InsertEvent(ctx context.Context, ev *webhooks.Event) error
 	// InsertDeliveries stores ds and returns those stored: an original
 	// delivery that already exists for its endpoint and event is skipped.
-	// A pending one is due at its NextAttemptAt.
+	// A pending one is due at its NextAttemptAt, unless it waits behind
+	// another of its chain (WaitingFor).
 	InsertDeliveries(ctx context.Context, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error)
+	// Tails is as the registration's (driver.Chains).
+	Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhooks.OrderKey]string, error)
 	// LockDelivery reads a delivery (without attempts), locked until
 	// commit. Returns ENOTFOUND.
 	LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, error)
 	// Rearm writes the state webhooks.Delivery.Rearm gave each delivery
-	// (locked by this transaction), and makes it due then. A claim still
-	// held on one is dropped: that attempt records nothing.
+	// (locked by this transaction), its chain and what it waits behind
+	// too, and makes it due then (unless it waits). A claim still held on
+	// one is dropped: that attempt records nothing.
 	Rearm(ctx context.Context, ds []*webhooks.Delivery) error
 	// RecoverCandidates returns, locked, the deliveries a recovery
 	// considers: those of f.EndpointID created in [f.CreatedGTE,

@@ -64,6 +64,8 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 		Description      string                   `json:"description"`
 		StandardWebhooks bool                     `json:"standard_webhooks"`
 		RateLimit        json.RawMessage          `json:"rate_limit"`
+		Ordered          bool                     `json:"ordered"`
+		AutoRecover      bool                     `json:"auto_recover"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -75,7 +77,7 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 	ep, err := s.App.CreateEndpoint(r.Context(), c, owner(r), app.EndpointInput{
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Livemode: in.Livemode, Description: in.Description,
-		StandardWebhooks: in.StandardWebhooks, RateLimit: deref(limit),
+		StandardWebhooks: in.StandardWebhooks, RateLimit: deref(limit), Ordered: in.Ordered, AutoRecover: in.AutoRecover,
 	})
 	if err != nil {
 		return err
@@ -113,6 +115,8 @@ func (s *Server) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c 
 		Status           *string                  `json:"status"`
 		StandardWebhooks *bool                    `json:"standard_webhooks"`
 		RateLimit        json.RawMessage          `json:"rate_limit"`
+		Ordered          *bool                    `json:"ordered"`
+		AutoRecover      *bool                    `json:"auto_recover"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -124,7 +128,7 @@ func (s *Server) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c 
 	ep, err := s.App.UpdateEndpoint(r.Context(), c, endpointRef(r), webhooks.EndpointUpdate{
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Description: in.Description, Status: in.Status,
-		StandardWebhooks: in.StandardWebhooks, RateLimit: limit,
+		StandardWebhooks: in.StandardWebhooks, RateLimit: limit, Ordered: in.Ordered, AutoRecover: in.AutoRecover,
 	})
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ type eventRequest struct {
 	CompanyID     *string `json:"company_id"`
 	AccountID     *string `json:"account_id"`
 	CorrelationID *string `json:"correlation_id"`
+	OrderingKey   *string `json:"ordering_key"`
 	Livemode      *bool   `json:"livemode"`
 	Data          *struct {
 		Object json.RawMessage `json:"object"`
@@ -34,10 +35,13 @@ func (in *eventRequest) input(key string) (app.EventInput, error) {
 	if in.Data == nil {
 		return app.EventInput{}, webhooks.Errorf(webhooks.EINVALID, "data is required: {\"object\": {…}}.")
 	}
+	if in.OrderingKey != nil && *in.OrderingKey == "" {
+		return app.EventInput{}, webhooks.Errorf(webhooks.EINVALID, "ordering_key is empty: leave it out, or null, for an event without one.")
+	}
 	return app.EventInput{
 		Type: in.Type, CompanyID: deref(in.CompanyID), AccountID: deref(in.AccountID),
 		CorrelationID: deref(in.CorrelationID), Livemode: in.Livemode, Object: in.Data.Object,
-		IdempotencyKey: key,
+		IdempotencyKey: key, OrderingKey: deref(in.OrderingKey),
 	}, nil
 }
 

@@ -59,6 +59,7 @@ type eventJSON struct {
 	CorrelationID *string         `json:"correlation_id"`
 	AccountID     string          `json:"account_id"`
 	CompanyID     *string         `json:"company_id"`
+	OrderingKey   *string         `json:"ordering_key"`
 	Data          json.RawMessage `json:"data"`
 }
 
@@ -70,7 +71,7 @@ func eventObject(e *webhooks.Event) eventJSON {
 	return eventJSON{
 		ID: e.ID, Object: "event", Type: e.Type, APIVersion: e.APIVersion, Created: e.Created.Unix(),
 		Livemode: e.Livemode, Test: e.Test, CorrelationID: optional(e.CorrelationID),
-		AccountID: e.AccountID, CompanyID: optional(e.CompanyID), Data: data,
+		AccountID: e.AccountID, CompanyID: optional(e.CompanyID), OrderingKey: optional(e.OrderingKey), Data: data,
 	}
 }
 
@@ -89,6 +90,8 @@ type endpointJSON struct {
 	Status                  string                  `json:"status"`
 	StandardWebhooks        bool                    `json:"standard_webhooks"`
 	RateLimit               *int                    `json:"rate_limit"`
+	Ordered                 bool                    `json:"ordered"`
+	AutoRecover             bool                    `json:"auto_recover"`
 	FailingSince            *int64                  `json:"failing_since"`
 	DisabledAt              *int64                  `json:"disabled_at"`
 	DisabledReason          *string                 `json:"disabled_reason"`
@@ -104,6 +107,7 @@ func endpointObject(e *webhooks.Endpoint, now time.Time) endpointJSON {
 		URL: e.URL, EnabledEvents: e.EnabledEvents, Relationships: e.Relationships, APIVersion: e.APIVersion,
 		Livemode: e.Livemode, Description: e.Description, Status: e.Status, Created: e.Created.Unix(),
 		StandardWebhooks: e.StandardWebhooks, RateLimit: optionalInt(e.RateLimit), FailingSince: optionalTime(e.FailingSince), DisabledAt: optionalTime(e.DisabledAt),
+		Ordered: e.Ordered, AutoRecover: e.AutoRecover,
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason
@@ -137,6 +141,7 @@ type deliveryJSON struct {
 	Reason             *string        `json:"reason"`
 	ReplayOf           *string        `json:"replay_of"`
 	Rehearsal          bool           `json:"rehearsal"`
+	WaitingFor         *string        `json:"waiting_for"`
 	Created            int64          `json:"created"`
 	Attempts           *[]attemptJSON `json:"attempts,omitempty"`
 }
@@ -147,6 +152,9 @@ func deliveryObject(d *webhooks.Delivery) deliveryJSON {
 		Status: d.Status, AttemptCount: d.AttemptCount, NextAttemptAt: optionalTime(d.NextAttemptAt),
 		LastResponseStatus: optionalInt(d.LastResponseStatus), Reason: optional(d.Reason), ReplayOf: optional(d.ReplayOf),
 		Rehearsal: d.Rehearsal(), Created: d.Created.Unix(),
+	}
+	if d.Status == webhooks.DeliveryPending {
+		out.WaitingFor = optional(d.WaitingFor)
 	}
 	if d.Attempts != nil {
 		as := make([]attemptJSON, 0, len(d.Attempts))

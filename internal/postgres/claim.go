@@ -55,6 +55,10 @@ func (t *queueTx) Begin(ctx context.Context, r driver.QueueReads) (*driver.Queue
 	b.Queue(`BEGIN`)
 	queueEngineSettings(&b)
 	t.begun = true
+	ends := chainsOf(r.Records)
+	if len(ends) > 0 {
+		queueChainLocks(&b, ends)
+	}
 	if len(r.Streaks) > 0 {
 		// FOR NO KEY UPDATE: the deliveries registered meanwhile, whose
 		// foreign keys lock their endpoint FOR KEY SHARE, do not wait.
@@ -73,6 +77,9 @@ func (t *queueTx) Begin(ctx context.Context, r driver.QueueReads) (*driver.Queue
 		})
 	}
 	queueRecords(&b, r.Records)
+	if len(ends) > 0 {
+		queueReleases(&b, r.Records)
+	}
 	if r.Limit > 0 {
 		cap := r.Cap
 		if cap <= 0 {
@@ -121,7 +128,7 @@ func queueScan(b *pgx.Batch, now time.Time, after *driver.Candidate, n int, into
 		afterDue, afterID = ts(after.Due), &after.ID
 	}
 	b.Queue(`SELECT delivery_id, endpoint_id, due FROM queue
-		WHERE due IS NOT NULL AND NOT parked AND due <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
+		WHERE due IS NOT NULL AND NOT parked AND NOT waiting AND due <= $1 AND (lease_expires IS NULL OR lease_expires <= $1)
 		AND ($3::timestamptz IS NULL OR (due, delivery_id) > ($3, $4::uuid))
 		ORDER BY due, delivery_id LIMIT $2
 		FOR UPDATE SKIP LOCKED`, ts(now), n, afterDue, afterID).Query(collectCandidates(into, false))
@@ -396,6 +403,37 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		})
 }
 
+// chainsOf returns the chains of the records' deliveries.
+func chainsOf(records []*webhooks.AttemptRecord) []webhooks.OrderKey {
+	var ds []*webhooks.Delivery
+	for _, r := range records {
+		if r.Delivery != nil {
+			ds = append(ds, r.Delivery)
+		}
+	}
+	return webhooks.Chains(ds)
+}
+
+// queueReleases queues in b, after the records' statement, the one that
+// releases the delivery waiting behind each delivery of a chain that the
+// records ended: it is due then.
+func queueReleases(b *pgx.Batch, records []*webhooks.AttemptRecord) {
+	var ids []string
+	for _, r := range records {
+		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
+			ids = append(ids, r.Delivery.ID)
+		}
+	}
+	b.Queue(`WITH ended AS (
+			SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) AND status <> 'pending'
+		), released AS (
+			UPDATE deliveries d SET waiting_for = NULL FROM ended
+			WHERE d.waiting_for = ended.id AND d.status = 'pending'
+			RETURNING d.id
+		)
+		UPDATE queue q SET waiting = false FROM released WHERE q.delivery_id = released.id`, uuids(ids))
+}
+
 // validText makes s storable as text: an attempt's error may quote what a
 // server sent, and an attempt that cannot be recorded would be made again.
 func validText(s string) string {
@@ -465,7 +503,7 @@ func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) 
 func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, error) {
 	var next *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT min(due) FROM queue
-		WHERE due IS NOT NULL AND NOT parked AND due > $1`, ts(now)).Scan(&next)
+		WHERE due IS NOT NULL AND NOT parked AND NOT waiting AND due > $1`, ts(now)).Scan(&next)
 	if err != nil || next == nil {
 		return read(time.Time{}, err)
 	}

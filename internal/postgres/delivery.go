@@ -15,18 +15,19 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, ordering_key, waiting_for`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated, schedule_factor`
+	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated, schedule_factor, ordering_key, waiting_for`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
 type deliveryScan struct {
 	d                      webhooks.Delivery
 	rel, replayOf, reason  pgtype.Text
+	orderingKey, waiting   pgtype.Text
 	next, created, updated pgtype.Timestamptz
 	lastStatus             pgtype.Int4
 }
@@ -34,7 +35,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor}
+		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.orderingKey, &s.waiting}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
@@ -42,6 +43,7 @@ func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
 	d.NextAttemptAt, d.LastResponseStatus = fromTS(s.next), int(s.lastStatus.Int32)
 	d.Created, d.Updated = fromTS(s.created), fromTS(s.updated)
+	d.OrderingKey, d.WaitingFor = s.orderingKey.String, s.waiting.String
 	return &d
 }
 
@@ -83,7 +85,8 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 	n := len(ds)
 	var (
 		ids, endpoints, events, types, statuses = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		rels, reasons, tokens                   = make([]*string, n), make([]*string, n), make([]*string, n)
+		rels, reasons, tokens, orderingKeys     = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+		waiting                                 = make([]string, n)
 		replayOf                                = make([]string, n)
 		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
 		next, created, updated, until           = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
@@ -97,6 +100,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
 		manual[i], bodies[i], factors[i] = d.Manual, d.Body, int32(max(d.ScheduleFactor, 1))
+		orderingKeys[i], waiting[i] = textPtr(d.OrderingKey), d.WaitingFor
 		if l, ok := leases[d.ID]; ok {
 			tokens[i], until[i] = &l.Token, timePtr(l.Until)
 		}
@@ -104,18 +108,19 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 	b.Queue(`WITH ins AS (
 			INSERT INTO deliveries (`+deliveryCols+`)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
-				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $16::int[])
+				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $16::int[],
+				$19::text[], $20::uuid[])
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
-			RETURNING id, endpoint_id, status, next_attempt_at
+			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for
 		), queued AS (
-			INSERT INTO queue (delivery_id, endpoint_id, due, lease_token, lease_expires)
-			SELECT i.id, i.endpoint_id, i.next_attempt_at, l.token, l.until FROM ins i
+			INSERT INTO queue (delivery_id, endpoint_id, due, lease_token, lease_expires, waiting)
+			SELECT i.id, i.endpoint_id, i.next_attempt_at, l.token, l.until, i.waiting_for IS NOT NULL FROM ins i
 			JOIN unnest($1::uuid[], $17::text[], $18::timestamptz[]) AS l(id, token, until) ON l.id = i.id
 			WHERE i.status = 'pending'
 		)
 		SELECT id FROM ins`,
 		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
-		factors, tokens, until).
+		factors, tokens, until, orderingKeys, uuids(waiting)).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
@@ -286,22 +291,23 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 		return nil
 	}
 	n := len(ds)
-	ids, statuses, reasons := make([]string, n), make([]string, n), make([]*string, n)
-	next, updated, manual := make([]*time.Time, n), make([]*time.Time, n), make([]bool, n)
+	ids, statuses, reasons, keys := make([]string, n), make([]string, n), make([]*string, n), make([]*string, n)
+	next, updated, manual, waiting := make([]*time.Time, n), make([]*time.Time, n), make([]bool, n), make([]string, n)
 	for i, d := range ds {
-		ids[i], statuses[i], reasons[i] = d.ID, d.Status, textPtr(d.Reason)
-		next[i], updated[i], manual[i] = timePtr(d.NextAttemptAt), timePtr(d.Updated), d.Manual
+		ids[i], statuses[i], reasons[i], keys[i] = d.ID, d.Status, textPtr(d.Reason), textPtr(d.OrderingKey)
+		next[i], updated[i], manual[i], waiting[i] = timePtr(d.NextAttemptAt), timePtr(d.Updated), d.Manual, d.WaitingFor
 	}
 	_, err := t.Exec(ctx, `WITH r AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bool[], $6::timestamptz[])
-				AS r(id, status, reason, next_attempt_at, manual, updated)
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bool[], $6::timestamptz[], $7::text[], $8::uuid[])
+				AS r(id, status, reason, next_attempt_at, manual, updated, ordering_key, waiting_for)
 		), u AS (
-			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual, updated = r.updated
-			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at
+			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual, updated = r.updated,
+				ordering_key = r.ordering_key, waiting_for = r.waiting_for
+			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at, d.waiting_for
 		)
-		INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM u
-		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, parked = false, lease_token = NULL, lease_expires = NULL`,
-		uuids(ids), statuses, reasons, next, manual, updated)
+		INSERT INTO queue (delivery_id, endpoint_id, due, waiting) SELECT id, endpoint_id, next_attempt_at, waiting_for IS NOT NULL FROM u
+		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, waiting = excluded.waiting, parked = false, lease_token = NULL, lease_expires = NULL`,
+		uuids(ids), statuses, reasons, next, manual, updated, keys, uuids(waiting))
 	return err
 }
 

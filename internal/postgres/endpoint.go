@@ -13,7 +13,7 @@ import (
 
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
 	description, status, secret, previous_secret, previous_secret_expires, created, updated,
-	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason`
+	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover`
 
 // Row locks a read may take, for a change that depends on what it read.
 const (
@@ -38,7 +38,7 @@ func (s *endpointScan) dest() []any {
 	e := &s.e
 	return []any{&e.ID, &e.Scope, &s.companyID, &s.accountID, &e.URL, &e.EnabledEvents, &s.rels, &e.APIVersion, &e.Livemode,
 		&e.Description, &e.Status, &e.Secret, &s.prevSecret, &s.prevExpires, &s.created, &s.updated,
-		&e.StandardWebhooks, &s.rateLimit, &e.FailureStreak, &s.failingSince, &s.disabledAt, &s.disabledReason}
+		&e.StandardWebhooks, &s.rateLimit, &e.FailureStreak, &s.failingSince, &s.disabledAt, &s.disabledReason, &e.Ordered, &e.AutoRecover}
 }
 
 func (s *endpointScan) endpoint() *webhooks.Endpoint {
@@ -88,11 +88,12 @@ func findEndpoint(ctx context.Context, q querier, id, lock string) (*webhooks.En
 // InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-		$17, $18, $19, $20, $21, $22)`,
+		$17, $18, $19, $20, $21, $22, $23, $24)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, e.EnabledEvents, relationshipsText(e.Relationships),
 		e.APIVersion, e.Livemode, e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
 		ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated),
-		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason))
+		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason),
+		e.Ordered, e.AutoRecover)
 	return err
 }
 
@@ -118,11 +119,13 @@ func (t *txn) ShareEndpoint(ctx context.Context, id string) (*webhooks.Endpoint,
 func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `UPDATE endpoints SET url = $1, enabled_events = $2, relationships = $3, api_version = $4,
 		description = $5, status = $6, secret = $7, previous_secret = $8, previous_secret_expires = $9, updated = $10,
-		standard_webhooks = $12, rate_limit = $13, failure_streak = $14, failing_since = $15, disabled_at = $16, disabled_reason = $17
+		standard_webhooks = $12, rate_limit = $13, failure_streak = $14, failing_since = $15, disabled_at = $16, disabled_reason = $17,
+		ordered = $18, auto_recover = $19
 		WHERE id = $11`,
 		e.URL, e.EnabledEvents, relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
 		e.Secret, nullString(e.PreviousSecret), ts(e.PreviousSecretExpires), ts(e.Updated), e.ID,
-		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason))
+		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason),
+		e.Ordered, e.AutoRecover)
 	return err
 }
 
@@ -140,7 +143,7 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 // cannot deadlock.
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
 	var b pgx.Batch
-	b.Queue(`UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, updated = $3
+	b.Queue(`UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, waiting_for = NULL, updated = $3
 		FROM (SELECT id FROM deliveries WHERE endpoint_id = $4 AND status = 'pending' ORDER BY id FOR UPDATE) l
 		WHERE d.id = l.id AND d.status = 'pending'`,
 		webhooks.DeliveryFailed, reason, ts(now), endpointID)

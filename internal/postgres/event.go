@@ -11,16 +11,17 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created`
+const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, ordering_key`
 
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
-	var corr, account, company pgtype.Text
+	var corr, account, company, orderingKey pgtype.Text
 	var object []byte
 	var created pgtype.Timestamptz
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &e.Livemode, &e.Test, &corr, &account, &company, &object, &created); err != nil {
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &e.Livemode, &e.Test, &corr, &account, &company, &object, &created, &orderingKey); err != nil {
 		return nil, err
 	}
+	e.OrderingKey = orderingKey.String
 	e.CorrelationID, e.CompanyID, e.AccountID = corr.String, company.String, account.String
 	e.Object, e.Created = object, fromTS(created)
 	return &e, nil
@@ -81,6 +82,7 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 		hashes                                  [][]byte
 		keyCreated                              []*time.Time
 		traceparents                            []*string // nil: none has one (NULL, padded by unnest)
+		orderingKeys                            []*string // nil: none has one
 	)
 	for i, ev := range evs {
 		if ev.Traceparent != "" {
@@ -88,6 +90,12 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 				traceparents = make([]*string, n)
 			}
 			traceparents[i] = &ev.Traceparent
+		}
+		if ev.OrderingKey != "" {
+			if orderingKeys == nil {
+				orderingKeys = make([]*string, n)
+			}
+			orderingKeys[i] = &ev.OrderingKey
 		}
 		ids[i], types[i], versions[i], accounts[i], objects[i] = ev.ID, ev.Type, ev.APIVersion, ev.AccountID, string(ev.Object)
 		corrs[i], companies[i] = textPtr(ev.CorrelationID), ev.CompanyID
@@ -100,10 +108,10 @@ func queueEvents(b *pgx.Batch, evs []*webhooks.Event, keys []*webhooks.Idempoten
 		}
 	}
 	b.Queue(`INSERT INTO events (`+eventCols+`, operational, traceparent)
-		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created, operational, traceparent
-		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[], $11::bool[], $12::text[])
-			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, operational, traceparent)`,
-		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created, operational, traceparents)
+		SELECT id, type, api_version, livemode, test, correlation_id, account_id, company_id, object::json, created, ordering_key, operational, traceparent
+		FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bool[], $5::bool[], $6::text[], $7::uuid[], $8::uuid[], $9::text[], $10::timestamptz[], $11::bool[], $12::text[], $13::text[])
+			AS t(id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, operational, traceparent, ordering_key)`,
+		uuids(ids), types, versions, livemode, test, corrs, uuids(accounts), uuids(companies), objects, created, operational, traceparents, orderingKeys)
 	if len(keyNames) > 0 {
 		// An expired key is forgotten: the new event takes it over.
 		b.Queue(`INSERT INTO idempotency_keys (key, request_hash, event_id, created)

@@ -15,11 +15,11 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	var st webhooks.QueueStats
 	var oldest *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM queue WHERE due IS NOT NULL AND NOT parked AND due <= $1
+		(SELECT count(*) FROM queue WHERE due IS NOT NULL AND NOT parked AND NOT waiting AND due <= $1
 			AND (lease_expires IS NULL OR lease_expires <= $1))
 		+ (SELECT count(*) FROM queue WHERE parked),
 		least(
-			(SELECT min(due) FROM queue WHERE due IS NOT NULL AND NOT parked AND due <= $1
+			(SELECT min(due) FROM queue WHERE due IS NOT NULL AND NOT parked AND NOT waiting AND due <= $1
 				AND (lease_expires IS NULL OR lease_expires <= $1)),
 			(SELECT min(due) FROM queue WHERE parked)),
 		(SELECT count(*) FROM queue WHERE lease_expires > $1),

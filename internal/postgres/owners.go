@@ -1,6 +1,12 @@
 package postgres
 
 import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -68,4 +74,55 @@ func optionalText(s string) any {
 		return nil
 	}
 	return s
+}
+
+// queueTails queues in b the statements that lock each chain (sorted, so
+// that two transactions take them in one order) and read its last pending
+// delivery into tails.
+func queueTails(b *pgx.Batch, chains []webhooks.OrderKey, tails map[webhooks.OrderKey]string) {
+	for _, k := range queueChainLocks(b, chains) {
+		b.Queue(`SELECT id FROM deliveries d WHERE endpoint_id = $1 AND ordering_key = $2 AND status = 'pending'
+			AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.waiting_for = d.id AND n.status = 'pending')
+			ORDER BY created DESC, id DESC LIMIT 1`, k.EndpointID, k.Key).QueryRow(func(row pgx.Row) error {
+			var id string
+			err := row.Scan(&id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			tails[k] = id
+			return err
+		})
+	}
+}
+
+// queueChainLocks queues in b the statement that locks the chains, in one
+// order (so that two transactions cannot deadlock), and returns them in
+// that order.
+func queueChainLocks(b *pgx.Batch, chains []webhooks.OrderKey) []webhooks.OrderKey {
+	chains = slices.Clone(chains)
+	slices.SortFunc(chains, func(a, b webhooks.OrderKey) int {
+		return cmp.Or(strings.Compare(a.EndpointID, b.EndpointID), strings.Compare(a.Key, b.Key))
+	})
+	keys := make([]string, len(chains))
+	for i, k := range chains {
+		keys[i] = k.EndpointID + "/" + k.Key
+	}
+	b.Queue(`SELECT count(pg_advisory_xact_lock($1, hashtext(k))) FROM unnest($2::text[]) WITH ORDINALITY AS k(k, n)`, lockChain, keys)
+	return chains
+}
+
+// Tails implements driver.Chains.
+func (t *registerTx) Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhooks.OrderKey]string, error) {
+	tails := map[webhooks.OrderKey]string{}
+	var b pgx.Batch
+	queueTails(&b, chains, tails)
+	return tails, t.conn.SendBatch(ctx, &b).Close()
+}
+
+// Tails implements driver.Chains.
+func (t *txn) Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhooks.OrderKey]string, error) {
+	tails := map[webhooks.OrderKey]string{}
+	var b pgx.Batch
+	queueTails(&b, chains, tails)
+	return tails, t.SendBatch(ctx, &b).Close()
 }

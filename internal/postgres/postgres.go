@@ -58,6 +58,7 @@ const (
 	lockOwner       int32 = 0x77686b04 // second key: hashtext(company or account id)
 	lockPurge       int32 = 0x77686b05 // second key: hashtext(current_schema())
 	lockCatalog     int32 = 0x77686b06 // second key: hashtext(current_schema())
+	lockChain       int32 = 0x77686b07 // second key: hashtext(endpoint id / ordering key)
 )
 
 // DefaultMaxConns is the pool size unless the URL sets pool_max_conns.

@@ -199,7 +199,7 @@ func (r *Registrar) write(ctx context.Context, group []*registration) error {
 		}
 		g.deliveries = slices.DeleteFunc(g.deliveries, func(d *webhooks.Delivery) bool { return !written.Inserted[d.ID] })
 		pending = pending || slices.ContainsFunc(g.deliveries, func(d *webhooks.Delivery) bool {
-			return d.Status == webhooks.DeliveryPending && h.leases[d.ID] == nil
+			return d.Status == webhooks.DeliveryPending && h.leases[d.ID] == nil && !d.Waiting()
 		})
 	}
 	r.behind.Store(h.full)
@@ -309,8 +309,24 @@ func (r *Registrar) plan(ctx context.Context, tx driver.RegisterTx, group []*reg
 		for _, e := range c.All() {
 			endpoints[e.ID] = e
 		}
+	}
+	// The deliveries of ordered endpoints join their chains (SPEC 18), in
+	// the group's order, behind what each chain has pending.
+	if chains := webhooks.Chains(w.Deliveries); len(chains) > 0 {
+		tails, err := tx.Tails(ctx, chains)
+		if err != nil {
+			return nil, err
+		}
+		webhooks.Chain(w.Deliveries, tails)
+	}
+	for _, g := range live {
+		if g.err != nil {
+			continue
+		}
 		for _, d := range g.deliveries {
-			h.offer(d, endpoints[d.EndpointID], g.Event.Traceparent)
+			if !d.Waiting() {
+				h.offer(d, endpoints[d.EndpointID], g.Event.Traceparent)
+			}
 		}
 	}
 	w.Leases = h.driverLeases()

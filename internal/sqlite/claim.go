@@ -20,10 +20,10 @@ const (
 	qHeld = `SELECT endpoint_id, count(*) FROM deliveries INDEXED BY deliveries_leased
 		WHERE lease_expires > ? GROUP BY endpoint_id`
 	qDue = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at <= ?1
+		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
 		ORDER BY next_attempt_at, id LIMIT ?2`
 	qDueAfter = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at <= ?1
+		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
 		AND (next_attempt_at, id) > (?3, ?4)
 		ORDER BY next_attempt_at, id LIMIT ?2`
 	// Pending deliveries whose claim lapsed (its process died, or hung
@@ -72,7 +72,7 @@ const qClaimTraced = qClaim + `, (SELECT traceparent FROM events WHERE id = deli
 
 // qNextScheduled is the first attempt due after now.
 const qNextScheduled = `SELECT min(next_attempt_at) FROM deliveries
-	WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at > ?`
+	WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at > ?`
 
 // Each endpoint's streak of failures, read and written in the write
 // transaction that records its attempts (qStreak reads only an endpoint
@@ -82,6 +82,10 @@ const (
 	qStreak       = `SELECT failure_streak, failing_since FROM endpoints WHERE id = ? AND (failure_streak > 0 OR ?)`
 	qUpdateStreak = `UPDATE endpoints SET failure_streak = ?, failing_since = ? WHERE id = ?`
 	qStatus       = `SELECT status FROM deliveries WHERE id = ?`
+	// A delivery of a chain that ended releases the one waiting behind
+	// it, which is due then.
+	qReleaseNext = `UPDATE deliveries SET waiting_for = NULL
+		WHERE waiting_for = ?1 AND status = 'pending' AND (SELECT status FROM deliveries WHERE id = ?1) <> 'pending'`
 )
 
 // Claim implements driver.Queue, in a write transaction that commits
@@ -293,6 +297,11 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 				return err
 			}
 			r.Exhausted = status == webhooks.DeliveryFailedPermanently
+		}
+		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
+			if _, err := tx.ExecContext(ctx, qReleaseNext, a.DeliveryID); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -12,18 +12,19 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, ordering_key, waiting_for`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor`
+	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor, ordering_key, waiting_for`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
 type deliveryScan struct {
 	d                      webhooks.Delivery
 	rel, replayOf, reason  sql.NullString
+	orderingKey, waiting   sql.NullString
 	next, created, updated sql.NullInt64
 	lastStatus             sql.NullInt64
 	manual                 int
@@ -32,7 +33,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor}
+		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.orderingKey, &s.waiting}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
@@ -40,6 +41,7 @@ func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
 	d.NextAttemptAt, d.LastResponseStatus, d.Manual = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1
 	d.Created, d.Updated = fromMS(s.created), fromMS(s.updated)
+	d.OrderingKey, d.WaitingFor = s.orderingKey.String, s.waiting.String
 	return &d
 }
 
@@ -54,7 +56,7 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 // Inserting a delivery: a plain row of VALUES, without RETURNING, which
 // would make SQLite write a statement journal, as much work as the insert.
 const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, lease_token, lease_expires)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
@@ -80,7 +82,7 @@ func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token s
 	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
-		nullString(token), ms(until))
+		nullString(d.OrderingKey), nullString(d.WaitingFor), nullString(token), ms(until))
 	if err != nil {
 		return false, err
 	}
@@ -216,8 +218,9 @@ func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, 
 func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 	for _, d := range ds {
 		if _, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, manual = ?,
-			parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
-			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), ms(d.Updated), d.ID); err != nil {
+			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
+			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullString(d.WaitingFor),
+			ms(d.Updated), d.ID); err != nil {
 			return err
 		}
 	}
@@ -271,4 +274,27 @@ func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webh
 	}, `SELECT a.delivery_id, a.number, a.started_at, a.duration_ms, a.response_status, a.error, a.manual
 		FROM deliveries d JOIN attempts a ON a.delivery_id = d.id AND a.number = d.attempt_count
 		WHERE d.id IN (`+placeholders(len(deliveryIDs))+`)`, args...))
+}
+
+// qTail is a chain's last pending delivery: the one no pending delivery
+// waits behind.
+const qTail = `SELECT id FROM deliveries d WHERE endpoint_id = ? AND ordering_key = ? AND status = 'pending'
+	AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.waiting_for = d.id AND n.status = 'pending')
+	ORDER BY created DESC, id DESC LIMIT 1`
+
+// Tails implements driver.Chains. The write transaction holds the
+// database's one write lock: the chains are locked already.
+func (t *txn) Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhooks.OrderKey]string, error) {
+	out := map[webhooks.OrderKey]string{}
+	for _, k := range chains {
+		var id string
+		err := t.QueryRowContext(ctx, qTail, k.EndpointID, k.Key).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out[k] = id
+	}
+	return out, nil
 }

@@ -8,17 +8,18 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created`
+const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, ordering_key`
 
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
 	var livemode, test int
-	var corr, account, company sql.NullString
+	var corr, account, company, orderingKey sql.NullString
 	var object string
 	var created sql.NullInt64
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &account, &company, &object, &created); err != nil {
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &account, &company, &object, &created, &orderingKey); err != nil {
 		return nil, err
 	}
+	e.OrderingKey = orderingKey.String
 	e.Livemode, e.Test, e.CorrelationID, e.CompanyID = livemode == 1, test == 1, corr.String, company.String
 	e.AccountID = account.String
 	e.Object, e.Created = []byte(object), fromMS(created)
@@ -68,10 +69,10 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), boolInt(ev.IsOperational()),
-		nullString(ev.Traceparent))
+		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), nullString(ev.OrderingKey),
+		boolInt(ev.IsOperational()), nullString(ev.Traceparent))
 	return err
 }
 

@@ -15,10 +15,10 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 	var waiting, parked int
 	var oldestWaiting, oldestParked sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at <= ?1)
+		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1)
 			+ (SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending'),
 		(SELECT min(t) FROM (
-			SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND next_attempt_at <= ?1
+			SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
 			UNION ALL SELECT min(next_attempt_at) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending')),
 		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 1),
 		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 1),

@@ -135,7 +135,8 @@ func createEndpoint(tb testing.TB, s Store, e *webhooks.Endpoint) (*app.OwnedEnd
 	case webhooks.ScopePlatform:
 		owner = app.PlatformOwner()
 	}
-	in := app.EndpointInput{URL: e.URL, EnabledEvents: e.EnabledEvents, APIVersion: e.APIVersion, Livemode: &e.Livemode, Description: e.Description}
+	in := app.EndpointInput{URL: e.URL, EnabledEvents: e.EnabledEvents, APIVersion: e.APIVersion, Livemode: &e.Livemode, Description: e.Description,
+		Ordered: e.Ordered, AutoRecover: e.AutoRecover}
 	if e.Relationships != nil {
 		in.Relationships = &e.Relationships
 	}

@@ -128,6 +128,7 @@ func Run(t *testing.T, openDriver func(t *testing.T) driver.Driver) {
 	testTraceparents(t, open)
 	testHealth(t, open)
 	testOutbox(t, open)
+	testOrdering(t, open)
 	testDeferClaims(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
