@@ -58,9 +58,9 @@ type Delivery struct {
 	// ends, this one is not due.
 	OrderingKey string
 	WaitingFor  string
-	Body           []byte
-	Created        time.Time
-	Updated        time.Time
+	Body        []byte
+	Created     time.Time
+	Updated     time.Time
 
 	Attempts []*Attempt // filled by FindDelivery only
 }
