@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -330,5 +331,150 @@ func TestCluster_CapAcrossProcesses(t *testing.T) {
 	}
 	if most.Load() < 2 {
 		t.Errorf("at most %d request in flight: the test's load does not reach the cap", most.Load())
+	}
+}
+
+// TestCluster_OrderedAcrossProcesses: an ordered endpoint gets each
+// ordering key's deliveries one at a time, in registration order, across
+// three serve processes on one database, though a third of the first
+// attempts fail and one process is killed with SIGKILL midway (SPEC 18).
+// 20 keys of 50 events each, each key's registered one after the other
+// (each answered before the next is sent), the keys at once: for every key
+// the first arrivals are in registration order, and no two of a key are
+// ever in flight at once.
+func TestCluster_OrderedAcrossProcesses(t *testing.T) {
+	const (
+		adminKey = "cluster-ordered-admin-key"
+		keys     = 20
+		perKey   = 50
+	)
+	db := pgtest.SchemaURL(t)
+	var (
+		mu       sync.Mutex
+		seen     = map[string]bool{}  // delivery ids that arrived once
+		first    = map[string][]int{} // per key, the seq of each first arrival, in order
+		inFlight = map[string]int{}   // per key
+		overlaps []string
+		attempts atomic.Int64
+	)
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Data struct {
+				Object struct {
+					Key string `json:"key"`
+					Seq int    `json:"seq"`
+				} `json:"object"`
+			} `json:"data"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		json.Unmarshal(raw, &body)
+		k, id := body.Data.Object.Key, r.Header.Get("Factuarea-Delivery-Id")
+		mu.Lock()
+		inFlight[k]++
+		if inFlight[k] > 1 {
+			overlaps = append(overlaps, fmt.Sprintf("key %s: %d in flight at seq %d", k, inFlight[k], body.Data.Object.Seq))
+		}
+		fail := false
+		if !seen[id] {
+			seen[id] = true
+			first[k] = append(first[k], body.Data.Object.Seq)
+			fail = len(seen)%3 == 0 // a third of the first attempts
+		}
+		mu.Unlock()
+		attempts.Add(1)
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		inFlight[k]--
+		mu.Unlock()
+		if fail {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	defer sink.Close()
+	env := []string{
+		"WEBHOOKS_DATABASE=" + db, "WEBHOOKS_ADMIN_KEY=" + adminKey,
+		"WEBHOOKS_ALLOW_NETWORKS=127.0.0.0/8", "WEBHOOKS_ALLOW_HTTP=true",
+		"WEBHOOKS_ATTEMPT_TIMEOUT=1s", "WEBHOOKS_LEASE=3s", "WEBHOOKS_POLL_INTERVAL=200ms",
+		"WEBHOOKS_RETRY_SCHEDULE=100ms,100ms,100ms,100ms,100ms,100ms,100ms", "WEBHOOKS_RETRY_JITTER=0",
+	}
+	procs := []*process{startServe(t, env...), startServe(t, env...), startServe(t, env...)}
+	a := procs[0].api(t, adminKey, "POST", "/v1/accounts", map[string]any{"name": "Ordered"}, 201)
+	c := procs[0].api(t, adminKey, "POST", "/v1/companies", map[string]any{"account_id": a["id"], "nif": "B12345674", "name": "Ordered SL"}, 201)
+	companyID := c["id"].(string)
+	procs[1].api(t, adminKey, "POST", "/v1/companies/"+companyID+"/webhook_endpoints",
+		map[string]any{"url": sink.URL + "/hooks", "enabled_events": []string{"invoice.*"}, "ordered": true}, 201)
+	var wg sync.WaitGroup
+	var registered atomic.Int64
+	var dead atomic.Bool
+	// register registers one event, with an idempotency key of its own:
+	// a request the killed process cut is sent again to another, and
+	// registers the event once.
+	register := func(k, seq int) error {
+		key := fmt.Sprintf("inv_%02d", k)
+		body, _ := json.Marshal(map[string]any{
+			"type": "invoice.sent", "company_id": companyID, "ordering_key": key,
+			"data": map[string]any{"object": map[string]any{"object": "invoice", "key": key, "seq": seq}},
+		})
+		var err error
+		for try := range 20 {
+			p := procs[(k+seq+try)%3]
+			if p == procs[2] && dead.Load() {
+				continue
+			}
+			req, _ := http.NewRequest("POST", p.url+"/v1/events", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+adminKey)
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("%s-%d", key, seq))
+			var resp *http.Response
+			if resp, err = http.DefaultClient.Do(req); err != nil {
+				continue
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 201 || resp.StatusCode == 200 {
+				return nil
+			}
+			err = fmt.Errorf("POST /v1/events: %d", resp.StatusCode)
+		}
+		return err
+	}
+	for k := range keys {
+		wg.Go(func() {
+			for seq := range perKey {
+				if err := register(k, seq); err != nil {
+					t.Errorf("key %d, event %d: %v", k, seq, err)
+					return
+				}
+				if registered.Add(1) == keys*perKey/2 {
+					// Midway: the third process dies, its claims in flight.
+					dead.Store(true)
+					procs[2].cmd.Process.Signal(syscall.SIGKILL)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	deadline := time.Now().Add(120 * time.Second)
+	for {
+		mu.Lock()
+		n := len(seen)
+		mu.Unlock()
+		if n >= keys*perKey {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d deliveries arrived", n, keys*perKey)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d deliveries, %d attempts", len(seen), attempts.Load())
+	for _, o := range overlaps {
+		t.Error(o)
+	}
+	for k, seqs := range first {
+		if !slices.IsSorted(seqs) || len(seqs) != perKey {
+			t.Errorf("key %s: first arrivals in the order %v, want 0 to %d in order", k, seqs, perKey-1)
+		}
 	}
 }
