@@ -68,6 +68,10 @@ const (
 	DisabledGone    = "gone"    // the endpoint answered 410 Gone
 )
 
+// EnabledRecovered is the reason of the service's own enable of an endpoint
+// it had disabled for failing, once a probe got a 2xx (AutoRecover).
+const EnabledRecovered = "recovered"
+
 // Endpoint is a customer URL that receives events: a company endpoint
 // belongs to a company, an account endpoint to an account.
 type Endpoint struct {
@@ -108,6 +112,12 @@ type Endpoint struct {
 	FailingSince   time.Time
 	DisabledAt     time.Time
 	DisabledReason string
+	// BackloggedSince is when the backlog alert of the episode under way
+	// fired (webhook_endpoint.backlogged): zero when none is; ProbedAt is
+	// when the service last probed the endpoint, disabled for failing,
+	// with a ping (AutoRecover). Both are kept by the service (SPEC 14).
+	BackloggedSince time.Time
+	ProbedAt        time.Time
 
 	// Secret signs every attempt. During a rotation's overlap the previous
 	// secret signs too, until PreviousSecretExpires.
@@ -146,7 +156,7 @@ func (e *Endpoint) Disable(reason string, now time.Time) {
 // led to a disable over.
 func (e *Endpoint) Enable() {
 	e.Status, e.DisabledAt, e.DisabledReason = EndpointEnabled, time.Time{}, ""
-	e.FailureStreak, e.FailingSince = 0, time.Time{}
+	e.FailureStreak, e.FailingSince, e.ProbedAt = 0, time.Time{}, time.Time{}
 }
 
 // Enabled reports whether the endpoint is receiving deliveries.
@@ -377,7 +387,8 @@ func EndpointChangeActions(old, e *Endpoint) []string {
 	var actions []string
 	if old.URL != e.URL || !slices.Equal(old.EnabledEvents, e.EnabledEvents) ||
 		!slices.Equal(old.Relationships, e.Relationships) || old.APIVersion != e.APIVersion ||
-		old.Description != e.Description {
+		old.Description != e.Description || old.StandardWebhooks != e.StandardWebhooks || old.RateLimit != e.RateLimit ||
+		old.Ordered != e.Ordered || old.AutoRecover != e.AutoRecover {
 		actions = append(actions, AuditEndpointUpdated)
 	}
 	if old.Status != e.Status {

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -14,6 +15,8 @@ const (
 	EventEndpointRecovered  = "webhook_endpoint.recovered"
 	EventEndpointDisabled   = "webhook_endpoint.disabled"
 	EventEndpointEnabled    = "webhook_endpoint.enabled"
+	EventEndpointBacklogged = "webhook_endpoint.backlogged"
+	EventBacklogCleared     = "webhook_endpoint.backlog_cleared"
 	EventDeliveryExhausted  = "webhook_delivery.exhausted"
 	operationalEndpointType = "webhook_endpoint."
 	operationalDeliveryType = "webhook_delivery."
@@ -21,7 +24,8 @@ const (
 
 // OperationalEventTypes lists the operational event types.
 func OperationalEventTypes() []string {
-	return []string{EventEndpointFailing, EventEndpointRecovered, EventDeliveryExhausted, EventEndpointDisabled, EventEndpointEnabled}
+	return []string{EventEndpointFailing, EventEndpointRecovered, EventDeliveryExhausted, EventEndpointDisabled, EventEndpointEnabled,
+		EventEndpointBacklogged, EventBacklogCleared}
 }
 
 // IsOperationalType reports whether typ (or an enabled_events pattern) is
@@ -40,6 +44,16 @@ const FailingAfter = 4
 // DefaultDisableAfter is how long every attempt to an endpoint must have
 // failed before it is disabled (WEBHOOKS_DISABLE_AFTER; 0 never).
 const DefaultDisableAfter = 5 * 24 * time.Hour
+
+// Defaults of the backlog alert (WEBHOOKS_BACKLOG_ALERT; 0 never) and of
+// automatic recovery: a probe every DefaultRecoveryProbe
+// (WEBHOOKS_RECOVERY_PROBE) for DefaultRecoveryFor after the disable
+// (WEBHOOKS_RECOVERY_FOR). SPEC 14.
+const (
+	DefaultBacklogAlert  = 5 * time.Minute
+	DefaultRecoveryProbe = time.Hour
+	DefaultRecoveryFor   = 7 * 24 * time.Hour
+)
 
 // Health is what a batch of attempts did to its endpoint's streak of
 // failures, as the store counted it when it recorded them: After is the
@@ -92,9 +106,12 @@ type OperationalObject struct {
 	FailingSince        *int64             `json:"failing_since"`
 	DisabledAt          *int64             `json:"disabled_at"`
 	DisabledReason      *string            `json:"disabled_reason"`
-	Actor               *OperationalActor  `json:"actor,omitempty"`        // disabled, enabled
-	LastAttempt         *OperationalTry    `json:"last_attempt,omitempty"` // failing, recovered, exhausted, disabled by the engine
-	Delivery            *OperationalTarget `json:"delivery,omitempty"`     // exhausted
+	Actor               *OperationalActor  `json:"actor,omitempty"`         // disabled, enabled
+	Reason              *string            `json:"reason,omitempty"`        // enabled by the service: recovered
+	OldestDueAt         json.RawMessage    `json:"oldest_due_at,omitempty"` // backlogged, backlog_cleared: unix seconds, null when none is due
+	DueCount            *int               `json:"due_count,omitempty"`     // backlogged, backlog_cleared
+	LastAttempt         *OperationalTry    `json:"last_attempt,omitempty"`  // failing, recovered, exhausted, disabled by the engine
+	Delivery            *OperationalTarget `json:"delivery,omitempty"`      // exhausted
 }
 
 // OperationalActor is who disabled or enabled the endpoint: an audit
@@ -264,4 +281,24 @@ func (s StreakStep) Apply(old int, oldSince time.Time) Health {
 	h.After, h.FailingSince = run.Length, run.Since
 	h.FailingFirst = h.Failing != nil && h.Recovered != nil && h.FailingAt < h.RecoveredAt
 	return h
+}
+
+// BacklogObject is the data.object of an endpoint's backlog events, but
+// for the endpoint's own fields (NewAnnouncement fills them in).
+func BacklogObject(b Backlog) OperationalObject {
+	due, oldest := b.Due, json.RawMessage("null")
+	if !b.OldestDue.IsZero() {
+		oldest = strconv.AppendInt(nil, b.OldestDue.Unix(), 10)
+	}
+	return OperationalObject{OldestDueAt: oldest, DueCount: &due}
+}
+
+// Backlog is an endpoint's due deliveries at one moment (SPEC 14): the
+// moment its oldest came due (its first attempt or its next retry due, and
+// no attempt of it started since; held back for a rate limit or a cap, it
+// stays due), and how many are due.
+type Backlog struct {
+	EndpointID string
+	OldestDue  time.Time
+	Due        int
 }

@@ -37,10 +37,18 @@ type OutboxEntry struct {
 	// Reason and LastAttempt are an OutboxDisable's.
 	Reason      string          `json:"reason,omitempty"`
 	LastAttempt *OperationalTry `json:"last_attempt,omitempty"`
+	// Since is an OutboxRecover's: when the episode of failures that led
+	// to the disable began (zero: unknown).
+	Since time.Time `json:"since,omitzero"`
 }
 
-// OutboxDisable is the kind of an entry that disables its endpoint.
-const OutboxDisable = "disable"
+// The kinds of the entries that change their endpoint: OutboxDisable
+// disables it, OutboxRecover enables it again and recovers what it
+// missed (SPEC 14's automatic recovery).
+const (
+	OutboxDisable = "disable"
+	OutboxRecover = "recover"
+)
 
 // NewAnnouncement returns the entry that registers an operational event
 // of type typ about ep (as obj describes it, the endpoint's own fields
@@ -82,8 +90,10 @@ func (o *OutboxEntry) Event(account string) (*Event, error) {
 // recorded, what the service announces and does about the endpoint (SPEC
 // 14): webhook_endpoint.failing once per episode, .recovered at the 2xx
 // that ends one, webhook_delivery.exhausted for each delivery an attempt
-// ended failed_permanently, and the disable of an endpoint that answered
-// 410 Gone or whose every attempt has failed for DisableAfter.
+// ended failed_permanently, the disable of an endpoint that answered 410
+// Gone or whose every attempt has failed for DisableAfter, and the
+// recovery of one disabled for failing that asked for it (AutoRecover)
+// at its first 2xx.
 type HealthRule struct {
 	// DisableAfter is how long every attempt must have failed before the
 	// endpoint is disabled; zero never disables it for failures.
@@ -129,7 +139,17 @@ func (p HealthRule) Entries(ep *Endpoint, h Health, records []*AttemptRecord, no
 				LastAttempt: NewOperationalTry(r.Attempt), Delivery: r.Target()}, now))
 		}
 	}
-	if !ep.Enabled() || len(records) == 0 {
+	if len(records) == 0 {
+		return out
+	}
+	if !ep.Enabled() {
+		if ep.AutoRecover && ep.DisabledReason == DisabledFailing && slices.ContainsFunc(records, func(r *AttemptRecord) bool { return r.Attempt.Succeeded() }) {
+			began := ep.FailingSince
+			if h.Recovered != nil {
+				began = h.Recovered.Since
+			}
+			out = append(out, &OutboxEntry{ID: NewID(), Kind: OutboxRecover, EndpointID: ep.ID, At: now, Since: began})
+		}
 		return out
 	}
 	last := records[len(records)-1]

@@ -92,3 +92,17 @@ func NewTestEvent(ep *Endpoint, accountID string, now time.Time) *Event {
 	ev.Object = []byte(`{"object":"webhook_endpoint","id":"` + ep.ID + `","message":"A test event sent from your webhook settings."}`)
 	return ev
 }
+
+// NewProbe returns the ping of automatic recovery (SPEC 14) to ep, which
+// is disabled, under accountID, and its delivery: pending at now though
+// the endpoint is disabled, for one attempt (a manual one, which is not
+// retried), whose 2xx says the endpoint is back.
+func NewProbe(ep *Endpoint, accountID string, now time.Time) (*Event, *Delivery, error) {
+	ev := NewTestEvent(ep, accountID, now)
+	d, err := NewDelivery(ev, ep, now)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Status, d.Reason, d.NextAttemptAt, d.Manual = DeliveryPending, "", now, true
+	return ev, d, nil
+}

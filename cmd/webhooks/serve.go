@@ -51,6 +51,7 @@ type serveFlags struct {
 	retryJitter                                                                          float64
 	attemptTimeout, retention, pollInterval, shutdownGrace, lease, disableAfter          time.Duration
 	outboxInterval, purgeInterval, keysRefresh                                           time.Duration
+	backlogAlert, recoveryProbe, recoveryFor                                             time.Duration
 	allowHTTP                                                                            bool
 	concurrency, perEndpoint                                                             int
 }
@@ -181,6 +182,9 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.allowNetworks, "allow-networks", env("ALLOW_NETWORKS", ""), "comma-separated CIDRs exempt from the SSRF guard (WEBHOOKS_ALLOW_NETWORKS)")
 	fs.BoolVar(&f.allowHTTP, "allow-http", boolEnv("ALLOW_HTTP"), "let live-mode endpoints use plain http (WEBHOOKS_ALLOW_HTTP)")
 	fs.DurationVar(&f.disableAfter, "disable-after", durationEnv("DISABLE_AFTER", webhooks.DefaultDisableAfter), "disable an endpoint whose every attempt has failed this long; 0 never (WEBHOOKS_DISABLE_AFTER)")
+	fs.DurationVar(&f.backlogAlert, "backlog-alert", durationEnv("BACKLOG_ALERT", webhooks.DefaultBacklogAlert), "announce webhook_endpoint.backlogged when an endpoint's oldest due delivery has waited this long; 0 never (WEBHOOKS_BACKLOG_ALERT)")
+	fs.DurationVar(&f.recoveryProbe, "recovery-probe", durationEnv("RECOVERY_PROBE", webhooks.DefaultRecoveryProbe), "how often an endpoint disabled for failing, with auto_recover, is sent a ping to see if it is back (WEBHOOKS_RECOVERY_PROBE)")
+	fs.DurationVar(&f.recoveryFor, "recovery-for", durationEnv("RECOVERY_FOR", webhooks.DefaultRecoveryFor), "how long after its disable such an endpoint is probed (WEBHOOKS_RECOVERY_FOR)")
 	fs.DurationVar(&f.retention, "retention", durationEnv("RETENTION", service.DefaultRetention), "how long events, deliveries and attempts are kept (WEBHOOKS_RETENTION)")
 	fs.IntVar(&f.concurrency, "concurrency", intEnv("CONCURRENCY", delivery.DefaultConcurrency), "attempts in flight in this process (WEBHOOKS_CONCURRENCY)")
 	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", delivery.DefaultPerEndpoint), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
@@ -222,6 +226,9 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		KeysRefresh:    f.keysRefresh,
 		Retention:      f.retention,
 		DisableAfter:   f.disableAfter,
+		BacklogAlert:   f.backlogAlert,
+		RecoveryProbe:  f.recoveryProbe,
+		RecoveryFor:    f.recoveryFor,
 		Lease:          f.lease,
 		ShutdownGrace:  f.shutdownGrace,
 		Logger:         logger,
@@ -245,6 +252,15 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		return cfg, errors.New("disable-after must be 0 (never) or a positive duration such as 120h")
 	case f.disableAfter == 0:
 		cfg.DisableAfter = -1 // never
+	}
+	switch {
+	case f.backlogAlert < 0:
+		return cfg, errors.New("backlog-alert must be 0 (never) or a positive duration such as 5m")
+	case f.backlogAlert == 0:
+		cfg.BacklogAlert = -1 // never
+	}
+	if f.recoveryProbe <= 0 || f.recoveryFor <= 0 {
+		return cfg, errors.New("recovery-probe and recovery-for must be positive durations, such as 1h and 168h")
 	}
 	if f.retention < 24*time.Hour {
 		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is %s)", f.retention, service.DefaultRetention)

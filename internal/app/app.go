@@ -21,6 +21,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/tracing"
 )
@@ -60,6 +61,13 @@ type Config struct {
 	// Policy is the engine's retry schedule, which an outage rehearsal
 	// compresses (SPEC 17).
 	Policy webhooks.RetryPolicy
+	// Maintenance reads what the backlog alert and the recovery probes
+	// act on: the store's (nil: neither runs). BacklogAlert (0: never),
+	// RecoveryProbe and RecoveryFor are SPEC 14's.
+	Maintenance   driver.Maintenance
+	BacklogAlert  time.Duration
+	RecoveryProbe time.Duration
+	RecoveryFor   time.Duration
 	// Tracing makes a span of each registration (nil: tracing off).
 	Tracing *tracing.Tracing
 	Now     func() time.Time

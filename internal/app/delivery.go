@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 )
@@ -157,63 +158,9 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 		if !ep.Enabled() {
 			return webhooks.Errorf(webhooks.EENDPOINTDISABLED, "the endpoint is disabled: enable it before recovering its deliveries.")
 		}
-		action := webhooks.ResendAction(ep.Scope)
-		cands, err := tx.RecoverCandidates(ctx, webhooks.RecoverFilter{
-			EndpointID: ep.ID, CreatedGTE: since, CreatedLT: until, Statuses: webhooks.ResendableStatuses,
-		})
-		if err != nil {
+		if n, err = recoverIn(ctx, tx, ep, since, until, now); err != nil {
 			return err
 		}
-		// What a resend by hand of each would allow, test events aside
-		// but for an outage rehearsal's, whose recovery it rehearses;
-		// replays are made in the order of their originals.
-		var ds []*webhooks.Delivery
-		for _, cd := range cands {
-			if (!cd.EventTest || cd.Delivery.Rehearsal()) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
-				ds = append(ds, cd.Delivery)
-			}
-		}
-		slices.SortFunc(ds, func(a, b *webhooks.Delivery) int {
-			return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
-		})
-		if len(ds) > 0 {
-			// On an ordered endpoint what is sent again goes back into its
-			// chain, in registration order, behind what the chain has
-			// pending (SPEC 18).
-			if !ep.Ordered {
-				for _, d := range ds {
-					d.OutOfOrder()
-				}
-			}
-			sent := ds
-			if action == webhooks.ActionRetry {
-				for _, d := range ds {
-					d.Rearm(now)
-				}
-			} else {
-				sent = make([]*webhooks.Delivery, len(ds))
-				for i, d := range ds {
-					sent[i] = d.Replay(now)
-					sent[i].OrderingKey = d.OrderingKey
-				}
-			}
-			if chains := webhooks.Chains(sent); len(chains) > 0 {
-				tails, err := tx.Tails(ctx, chains)
-				if err != nil {
-					return err
-				}
-				webhooks.Chain(sent, tails)
-			}
-			if action == webhooks.ActionRetry {
-				err = tx.Rearm(ctx, sent)
-			} else {
-				_, err = tx.InsertDeliveries(ctx, sent)
-			}
-			if err != nil {
-				return err
-			}
-		}
-		n = len(ds)
 		return insertAudit(ctx, tx, c.audit(oe.OwnerAccount, webhooks.AuditEndpointRecovered, webhooks.TargetEndpoint, oe.ID, now))
 	})
 	if err != nil {
@@ -223,4 +170,64 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 		a.cfg.Wake()
 	}
 	return n, nil
+}
+
+// recoverIn sends again, in tx, every failed delivery of ep (locked,
+// enabled) created in [since, until) that a resend by hand would allow,
+// and returns how many.
+func recoverIn(ctx context.Context, tx Tx, ep *webhooks.Endpoint, since, until, now time.Time) (int, error) {
+	action := webhooks.ResendAction(ep.Scope)
+	cands, err := tx.RecoverCandidates(ctx, webhooks.RecoverFilter{
+		EndpointID: ep.ID, CreatedGTE: since, CreatedLT: until, Statuses: webhooks.ResendableStatuses,
+	})
+	if err != nil {
+		return 0, err
+	}
+	// What a resend by hand of each would allow, test events aside but
+	// for an outage rehearsal's, whose recovery it rehearses; replays are
+	// made in the order of their originals.
+	var ds []*webhooks.Delivery
+	for _, cd := range cands {
+		if (!cd.EventTest || cd.Delivery.Rehearsal()) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+			ds = append(ds, cd.Delivery)
+		}
+	}
+	if len(ds) == 0 {
+		return 0, nil
+	}
+	slices.SortFunc(ds, func(a, b *webhooks.Delivery) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	// On an ordered endpoint what is sent again goes back into its chain,
+	// in registration order, behind what the chain has pending (SPEC 18).
+	if !ep.Ordered {
+		for _, d := range ds {
+			d.OutOfOrder()
+		}
+	}
+	sent := ds
+	if action == webhooks.ActionRetry {
+		for _, d := range ds {
+			d.Rearm(now)
+		}
+	} else {
+		sent = make([]*webhooks.Delivery, len(ds))
+		for i, d := range ds {
+			sent[i] = d.Replay(now)
+			sent[i].OrderingKey = d.OrderingKey
+		}
+	}
+	if chains := webhooks.Chains(sent); len(chains) > 0 {
+		tails, err := tx.Tails(ctx, chains)
+		if err != nil {
+			return 0, err
+		}
+		webhooks.Chain(sent, tails)
+	}
+	if action == webhooks.ActionRetry {
+		err = tx.Rearm(ctx, sent)
+	} else {
+		_, err = tx.InsertDeliveries(ctx, sent)
+	}
+	return len(ds), err
 }

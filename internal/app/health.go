@@ -9,7 +9,8 @@ import (
 )
 
 // systemActor is the service itself, as the actor of what it does to an
-// endpoint on its own: disable one that is dead.
+// endpoint on its own: disable one that is dead, enable one that
+// recovered.
 var systemActor = webhooks.Actor{Type: webhooks.ActorSystem}
 
 // DrainOutbox acts on the outbox (SPEC 14): it registers the operational
@@ -84,8 +85,11 @@ func (a *App) drainOutbox(ctx context.Context, limit, skip int) (int, error) {
 // deliveries due. An entry about what no longer exists (a deleted
 // endpoint, company or account) does nothing.
 func (a *App) act(ctx context.Context, tx Tx, e *webhooks.OutboxEntry, now time.Time) (bool, error) {
-	if e.Kind == webhooks.OutboxDisable {
+	switch e.Kind {
+	case webhooks.OutboxDisable:
 		return a.disableDead(ctx, tx, e, now)
+	case webhooks.OutboxRecover:
+		return a.recoverDisabled(ctx, tx, e, now)
 	}
 	account := e.AccountID
 	if account == "" && e.CompanyID != "" {
@@ -175,35 +179,4 @@ func (a *App) disableDead(ctx context.Context, tx Tx, e *webhooks.OutboxEntry, n
 		return false, err
 	}
 	return registerIn(ctx, tx, ev, now)
-}
-
-// EnableAndRecover enables a disabled endpoint and recovers what it
-// missed, in one action (the portal's, SPEC 14): every failed delivery
-// created since the episode that led to the disable could have begun to
-// be retried, that is one retry schedule before it began to fail (or, if
-// it never failed, before it was disabled). It returns the endpoint and
-// how many deliveries are sent again.
-func (a *App) EnableAndRecover(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Endpoint, int, error) {
-	oe, err := a.Endpoint(ctx, c, ref)
-	if err != nil {
-		return nil, 0, err
-	}
-	if oe.Enabled() {
-		return nil, 0, webhooks.Errorf(webhooks.EINVALID, "the endpoint is enabled already: use recover to send what failed.")
-	}
-	began := oe.DisabledAt
-	if !oe.FailingSince.IsZero() && (began.IsZero() || oe.FailingSince.Before(began)) {
-		began = oe.FailingSince
-	}
-	if began.IsZero() {
-		began = oe.Updated
-	}
-	since := began.Add(-a.cfg.Policy.Length()).Unix()
-	enabled := webhooks.EndpointEnabled
-	ep, err := a.UpdateEndpoint(ctx, c, ref, webhooks.EndpointUpdate{Status: &enabled})
-	if err != nil {
-		return nil, 0, err
-	}
-	n, err := a.Recover(ctx, c, ref, RecoverInput{Since: &since})
-	return ep, n, err
 }

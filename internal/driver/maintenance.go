@@ -19,6 +19,17 @@ type Maintenance interface {
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
 	// QueueStats measures the work queue at now.
 	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
+	// Backlogs returns the endpoints (not deleted) whose oldest due
+	// delivery (webhooks.Backlog; one waiting behind another of its chain
+	// is not due) came due before cutoff, each with how many are due at
+	// now; and the endpoints whose backlog alert is on (BackloggedSince
+	// set).
+	Backlogs(ctx context.Context, now, cutoff time.Time) (over []webhooks.Backlog, alerted []string, err error)
+	// ToProbe returns up to limit enabled-again candidates: endpoints
+	// disabled for failing (DisabledFailing) that ask for automatic
+	// recovery, disabled at or after since and at or before probeBefore,
+	// and not probed since probeBefore.
+	ToProbe(ctx context.Context, since, probeBefore time.Time, limit int) ([]*webhooks.Endpoint, error)
 }
 
 // Cluster is what a backend that several processes share offers them,

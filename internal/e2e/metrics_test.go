@@ -31,7 +31,7 @@ func TestMetrics(t *testing.T) {
 		`webhooks_deliveries_finished_total{reason="non_retryable_status",status="failed_permanently"} 1`,
 		"webhooks_attempt_duration_seconds_count 2",
 		"webhooks_deliveries_due 0",
-		"webhooks_deliveries_due_oldest_age_seconds 0",
+		"webhooks_oldest_due_seconds 0",
 		"webhooks_attempts_in_flight 0",
 		`webhooks_http_requests_total{code="201",route="POST /v1/events"} 1`,
 	} {

@@ -175,9 +175,9 @@ type queueCollector struct {
 
 var (
 	dueDesc = prometheus.NewDesc("webhooks_deliveries_due",
-		"Deliveries whose attempt is due and not started (the backlog), across every process.", nil, nil)
-	oldestDesc = prometheus.NewDesc("webhooks_deliveries_due_oldest_age_seconds",
-		"How long the oldest due, not started delivery has waited (0 when none).", nil, nil)
+		"Deliveries whose attempt is due and not started (the backlog; held back for a rate limit or the cap too), across every process.", nil, nil)
+	oldestDesc = prometheus.NewDesc("webhooks_oldest_due_seconds",
+		"How long the oldest due delivery of the whole service has waited: since its first attempt or its next retry was due, with no attempt started since (0 when none).", nil, nil)
 	claimedDesc = prometheus.NewDesc("webhooks_deliveries_claimed",
 		"Deliveries claimed for an attempt now, across every process.", nil, nil)
 	failingDesc = prometheus.NewDesc("webhooks_endpoints_failing",

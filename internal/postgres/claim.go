@@ -380,7 +380,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 			), ended AS (
 				DELETE FROM queue q USING u WHERE q.delivery_id = u.id AND u.status <> 'pending'
 			), rescheduled AS (
-				UPDATE queue q SET due = u.next_attempt_at, parked = false, lease_token = NULL, lease_expires = NULL
+				UPDATE queue q SET due = u.next_attempt_at, since = u.next_attempt_at, parked = false, lease_token = NULL, lease_expires = NULL
 				FROM u WHERE q.delivery_id = u.id AND u.status = 'pending'
 			), attempted AS (
 				INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
@@ -419,19 +419,21 @@ func chainsOf(records []*webhooks.AttemptRecord) []webhooks.OrderKey {
 // records ended: it is due then.
 func queueReleases(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	var ids []string
+	var at []*time.Time
 	for _, r := range records {
 		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
-			ids = append(ids, r.Delivery.ID)
+			ids, at = append(ids, r.Delivery.ID), append(at, timePtr(r.Attempt.StartedAt.Add(r.Attempt.Duration)))
 		}
 	}
 	b.Queue(`WITH ended AS (
-			SELECT id FROM deliveries WHERE id = ANY ($1::uuid[]) AND status <> 'pending'
+			SELECT d.id, r.at FROM deliveries d JOIN unnest($1::uuid[], $2::timestamptz[]) AS r(id, at) ON r.id = d.id
+			WHERE d.status <> 'pending'
 		), released AS (
 			UPDATE deliveries d SET waiting_for = NULL FROM ended
 			WHERE d.waiting_for = ended.id AND d.status = 'pending'
-			RETURNING d.id
+			RETURNING d.id, ended.at
 		)
-		UPDATE queue q SET waiting = false FROM released WHERE q.delivery_id = released.id`, uuids(ids))
+		UPDATE queue q SET waiting = false, since = released.at FROM released WHERE q.delivery_id = released.id`, uuids(ids), at)
 }
 
 // validText makes s storable as text: an attempt's error may quote what a

@@ -113,8 +113,8 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for
 		), queued AS (
-			INSERT INTO queue (delivery_id, endpoint_id, due, lease_token, lease_expires, waiting)
-			SELECT i.id, i.endpoint_id, i.next_attempt_at, l.token, l.until, i.waiting_for IS NOT NULL FROM ins i
+			INSERT INTO queue (delivery_id, endpoint_id, due, since, lease_token, lease_expires, waiting)
+			SELECT i.id, i.endpoint_id, i.next_attempt_at, i.next_attempt_at, l.token, l.until, i.waiting_for IS NOT NULL FROM ins i
 			JOIN unnest($1::uuid[], $17::text[], $18::timestamptz[]) AS l(id, token, until) ON l.id = i.id
 			WHERE i.status = 'pending'
 		)
@@ -305,8 +305,9 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 				ordering_key = r.ordering_key, waiting_for = r.waiting_for
 			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at, d.waiting_for
 		)
-		INSERT INTO queue (delivery_id, endpoint_id, due, waiting) SELECT id, endpoint_id, next_attempt_at, waiting_for IS NOT NULL FROM u
-		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, waiting = excluded.waiting, parked = false, lease_token = NULL, lease_expires = NULL`,
+		INSERT INTO queue (delivery_id, endpoint_id, due, since, waiting) SELECT id, endpoint_id, next_attempt_at, next_attempt_at, waiting_for IS NOT NULL FROM u
+		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, since = excluded.since, waiting = excluded.waiting,
+			parked = false, lease_token = NULL, lease_expires = NULL`,
 		uuids(ids), statuses, reasons, next, manual, updated, keys, uuids(waiting))
 	return err
 }

@@ -13,7 +13,8 @@ import (
 
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
 	description, status, secret, previous_secret, previous_secret_expires, created, updated,
-	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover`
+	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover,
+	backlogged_since, probed_at`
 
 // Row locks a read may take, for a change that depends on what it read.
 const (
@@ -32,13 +33,15 @@ type endpointScan struct {
 	rateLimit                        pgtype.Int4
 	failingSince, disabledAt         pgtype.Timestamptz
 	disabledReason                   pgtype.Text
+	backlogged, probed               pgtype.Timestamptz
 }
 
 func (s *endpointScan) dest() []any {
 	e := &s.e
 	return []any{&e.ID, &e.Scope, &s.companyID, &s.accountID, &e.URL, &e.EnabledEvents, &s.rels, &e.APIVersion, &e.Livemode,
 		&e.Description, &e.Status, &e.Secret, &s.prevSecret, &s.prevExpires, &s.created, &s.updated,
-		&e.StandardWebhooks, &s.rateLimit, &e.FailureStreak, &s.failingSince, &s.disabledAt, &s.disabledReason, &e.Ordered, &e.AutoRecover}
+		&e.StandardWebhooks, &s.rateLimit, &e.FailureStreak, &s.failingSince, &s.disabledAt, &s.disabledReason, &e.Ordered, &e.AutoRecover,
+		&s.backlogged, &s.probed}
 }
 
 func (s *endpointScan) endpoint() *webhooks.Endpoint {
@@ -54,6 +57,7 @@ func (s *endpointScan) endpoint() *webhooks.Endpoint {
 	e.Created, e.Updated = fromTS(s.created), fromTS(s.updated)
 	e.RateLimit = int(s.rateLimit.Int32)
 	e.FailingSince, e.DisabledAt, e.DisabledReason = fromTS(s.failingSince), fromTS(s.disabledAt), s.disabledReason.String
+	e.BackloggedSince, e.ProbedAt = fromTS(s.backlogged), fromTS(s.probed)
 	return &e
 }
 
@@ -88,12 +92,12 @@ func findEndpoint(ctx context.Context, q querier, id, lock string) (*webhooks.En
 // InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-		$17, $18, $19, $20, $21, $22, $23, $24)`,
+		$17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, e.EnabledEvents, relationshipsText(e.Relationships),
 		e.APIVersion, e.Livemode, e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
 		ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated),
 		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason),
-		e.Ordered, e.AutoRecover)
+		e.Ordered, e.AutoRecover, ts(e.BackloggedSince), ts(e.ProbedAt))
 	return err
 }
 
@@ -120,12 +124,12 @@ func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `UPDATE endpoints SET url = $1, enabled_events = $2, relationships = $3, api_version = $4,
 		description = $5, status = $6, secret = $7, previous_secret = $8, previous_secret_expires = $9, updated = $10,
 		standard_webhooks = $12, rate_limit = $13, failure_streak = $14, failing_since = $15, disabled_at = $16, disabled_reason = $17,
-		ordered = $18, auto_recover = $19
+		ordered = $18, auto_recover = $19, backlogged_since = $20, probed_at = $21
 		WHERE id = $11`,
 		e.URL, e.EnabledEvents, relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
 		e.Secret, nullString(e.PreviousSecret), ts(e.PreviousSecretExpires), ts(e.Updated), e.ID,
 		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason),
-		e.Ordered, e.AutoRecover)
+		e.Ordered, e.AutoRecover, ts(e.BackloggedSince), ts(e.ProbedAt))
 	return err
 }
 

@@ -9,19 +9,23 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// QueueStats implements metrics.Queue. Parked deliveries are due too: they
-// wait for a free slot of their endpoint.
+// The due deliveries (SPEC 14's backlog), by the moment each came due: the
+// queued ones no claim holds and that wait behind none of their chain,
+// parked and deferred ones too (waiting for a free slot or the rate limit
+// does not move that moment). A lapsed claim's delivery is due again
+// since its lease ended.
+const (
+	qBacklog   = `FROM queue WHERE due IS NOT NULL AND NOT waiting AND lease_expires IS NULL AND since <= $1`
+	qLapsedDue = `FROM queue WHERE lease_expires <= $1 AND due IS NOT NULL`
+)
+
+// QueueStats implements metrics.Queue.
 func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error) {
 	var st webhooks.QueueStats
 	var oldest *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM queue WHERE due IS NOT NULL AND NOT parked AND NOT waiting AND due <= $1
-			AND (lease_expires IS NULL OR lease_expires <= $1))
-		+ (SELECT count(*) FROM queue WHERE parked),
-		least(
-			(SELECT min(due) FROM queue WHERE due IS NOT NULL AND NOT parked AND NOT waiting AND due <= $1
-				AND (lease_expires IS NULL OR lease_expires <= $1)),
-			(SELECT min(due) FROM queue WHERE parked)),
+		(SELECT count(*) `+qBacklog+`) + (SELECT count(*) `+qLapsedDue+`),
+		least((SELECT min(since) `+qBacklog+`), (SELECT min(lease_expires) `+qLapsedDue+`)),
 		(SELECT count(*) FROM queue WHERE lease_expires > $1),
 		(SELECT count(*) FROM outbox)`, ts(now)).
 		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox)
@@ -98,4 +102,38 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 		return tx.SendBatch(ctx, &b).Close()
 	})
 	return n, err
+}
+
+// Backlogs implements driver.Maintenance: one pass over the due deliveries.
+func (s *Store) Backlogs(ctx context.Context, now, cutoff time.Time) ([]webhooks.Backlog, []string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id::text FROM endpoints WHERE backlogged_since IS NOT NULL AND deleted IS NULL`)
+	if err != nil {
+		return nil, nil, txError(err)
+	}
+	alerted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, nil, txError(err)
+	}
+	rows, err = s.pool.Query(ctx, `SELECT endpoint_id::text, min(t), count(*) FROM (
+			SELECT endpoint_id, since AS t `+qBacklog+` UNION ALL SELECT endpoint_id, lease_expires `+qLapsedDue+`) d
+		GROUP BY endpoint_id HAVING min(t) <= $2 OR endpoint_id = ANY ($3::uuid[])`, ts(now), ts(cutoff), uuids(alerted))
+	if err != nil {
+		return nil, nil, txError(err)
+	}
+	var backlogs []webhooks.Backlog
+	var b webhooks.Backlog
+	_, err = pgx.ForEachRow(rows, []any{&b.EndpointID, &b.OldestDue, &b.Due}, func() error {
+		b.OldestDue = b.OldestDue.UTC()
+		backlogs = append(backlogs, b)
+		return nil
+	})
+	return backlogs, alerted, txError(err)
+}
+
+// ToProbe implements driver.Maintenance.
+func (s *Store) ToProbe(ctx context.Context, since, probeBefore time.Time, limit int) ([]*webhooks.Endpoint, error) {
+	return read(queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints
+		WHERE status = 'disabled' AND disabled_reason = 'failing' AND auto_recover AND deleted IS NULL
+		AND disabled_at >= $1 AND disabled_at <= $2 AND (probed_at IS NULL OR probed_at <= $2)
+		ORDER BY disabled_at LIMIT $3`, ts(since), ts(probeBefore), limit))
 }

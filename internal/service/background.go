@@ -5,6 +5,7 @@ import (
 	"context"
 	"time"
 
+	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/maintenance"
 	"github.com/factuarea/webhooks/internal/postgres"
 )
@@ -22,6 +23,7 @@ const (
 	// for milliseconds, not minutes; outboxBatch one drain's.
 	purgeBatch  = 500
 	outboxBatch = 100
+	probeBatch  = 100
 )
 
 // background returns the service's background work, each job a service
@@ -31,6 +33,10 @@ const (
 //     outbox holds, as soon as a transaction stores an entry, and every
 //     OutboxInterval unasked (what a process that died left);
 //   - purge: every PurgeInterval, deletes what is older than Retention;
+//   - backlog: raises and clears the backlog alerts (a tenth of
+//     BacklogAlert apart, between 1 s and 30 s);
+//   - recovery: sends the probes of automatic recovery that are due (a
+//     tenth of RecoveryProbe apart, between 1 s and 1 min);
 //   - with a database that several processes share: notify (one NOTIFY
 //     for the due work of the commits of the last few milliseconds that
 //     this process has no room for), listen (wakes the engine for the
@@ -42,6 +48,13 @@ func (s *Service) background() []maintenance.Service {
 		s.outbox,
 		&maintenance.Periodic{ServiceName: "purge", Interval: s.cfg.PurgeInterval, First: time.Minute, Work: s.purge, Logger: s.cfg.Logger},
 	}
+	if alert := orDefault(s.cfg.BacklogAlert, webhooks.DefaultBacklogAlert); alert > 0 {
+		services = append(services, &maintenance.Periodic{ServiceName: "backlog", Interval: min(max(alert/10, time.Second), 30*time.Second),
+			Work: s.checkBacklogs, Logger: s.cfg.Logger})
+	}
+	probe := orDefault(s.cfg.RecoveryProbe, webhooks.DefaultRecoveryProbe)
+	services = append(services, &maintenance.Periodic{ServiceName: "recovery", Interval: min(max(probe/10, time.Second), time.Minute),
+		Work: s.probeDisabled, Logger: s.cfg.Logger})
 	if s.cluster == nil {
 		return services
 	}
@@ -79,6 +92,23 @@ func (s *Service) drainOutbox(ctx context.Context) error {
 	for ctx.Err() == nil {
 		n, err := s.App.DrainOutbox(ctx, outboxBatch)
 		if err != nil || n < outboxBatch {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBacklogs raises and clears the backlog alerts.
+func (s *Service) checkBacklogs(ctx context.Context) error {
+	_, err := s.App.CheckBacklogs(ctx)
+	return err
+}
+
+// probeDisabled sends the recovery probes that are due, all of them.
+func (s *Service) probeDisabled(ctx context.Context) error {
+	for ctx.Err() == nil {
+		n, err := s.App.ProbeDisabled(ctx, probeBatch)
+		if err != nil || n < probeBatch {
 			return err
 		}
 	}

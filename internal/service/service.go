@@ -84,6 +84,16 @@ type Config struct {
 	// failed before it is disabled (SPEC 14). Zero takes
 	// webhooks.DefaultDisableAfter; a negative value never disables.
 	DisableAfter time.Duration
+	// BacklogAlert is how long an endpoint's oldest due delivery may wait
+	// before webhook_endpoint.backlogged fires (SPEC 14). Zero takes
+	// webhooks.DefaultBacklogAlert; a negative value never fires.
+	BacklogAlert time.Duration
+	// RecoveryProbe and RecoveryFor are how often, and for how long after
+	// its disable, an endpoint disabled for failing that asks for
+	// automatic recovery is probed (SPEC 14). Zero takes the defaults
+	// (webhooks.DefaultRecoveryProbe, DefaultRecoveryFor).
+	RecoveryProbe time.Duration
+	RecoveryFor   time.Duration
 	// Retention is how long events, deliveries and attempts are kept.
 	// Defaults to 90 days.
 	Retention time.Duration
@@ -230,6 +240,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Wake: s.announce, WakeOutbox: s.outbox.Kick, Drained: cfg.Drained,
 		Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
 		Policy: s.Engine.Policy(), Tracing: cfg.Tracing,
+		Maintenance: store, BacklogAlert: orDefault(cfg.BacklogAlert, webhooks.DefaultBacklogAlert),
+		RecoveryProbe: orDefault(cfg.RecoveryProbe, webhooks.DefaultRecoveryProbe),
+		RecoveryFor:   orDefault(cfg.RecoveryFor, webhooks.DefaultRecoveryFor),
 	})
 	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
@@ -389,9 +402,15 @@ func (s *Service) Close() error {
 // disableAfter resolves Config.DisableAfter for the App, where zero never
 // disables.
 func disableAfter(d time.Duration) time.Duration {
+	return orDefault(d, webhooks.DefaultDisableAfter)
+}
+
+// orDefault resolves a duration of the Config whose zero takes def and
+// whose negative value means never, for the App, where zero is never.
+func orDefault(d, def time.Duration) time.Duration {
 	switch {
 	case d == 0:
-		return webhooks.DefaultDisableAfter
+		return def
 	case d < 0:
 		return 0
 	}

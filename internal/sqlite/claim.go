@@ -53,6 +53,7 @@ const (
 		status = CASE WHEN status = 'pending' OR ?9 THEN ?3 ELSE status END,
 		reason = CASE WHEN status = 'pending' OR ?9 THEN ?4 ELSE reason END,
 		next_attempt_at = CASE WHEN status = 'pending' OR ?9 THEN ?5 ELSE next_attempt_at END,
+		due_since = CASE WHEN status = 'pending' OR ?9 THEN ?5 ELSE due_since END,
 		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
 		WHERE id = ?7 AND lease_token = ?8`
 	qInsertAttempt = `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
@@ -83,8 +84,8 @@ const (
 	qUpdateStreak = `UPDATE endpoints SET failure_streak = ?, failing_since = ? WHERE id = ?`
 	qStatus       = `SELECT status FROM deliveries WHERE id = ?`
 	// A delivery of a chain that ended releases the one waiting behind
-	// it, which is due then.
-	qReleaseNext = `UPDATE deliveries SET waiting_for = NULL
+	// it, which is due then (?2).
+	qReleaseNext = `UPDATE deliveries SET waiting_for = NULL, due_since = ?2
 		WHERE waiting_for = ?1 AND status = 'pending' AND (SELECT status FROM deliveries WHERE id = ?1) <> 'pending'`
 )
 
@@ -299,7 +300,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 			r.Exhausted = status == webhooks.DeliveryFailedPermanently
 		}
 		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
-			if _, err := tx.ExecContext(ctx, qReleaseNext, a.DeliveryID); err != nil {
+			if _, err := tx.ExecContext(ctx, qReleaseNext, a.DeliveryID, ms(a.StartedAt.Add(a.Duration))); err != nil {
 				return err
 			}
 		}

@@ -55,8 +55,8 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 
 // Inserting a delivery: a plain row of VALUES, without RETURNING, which
 // would make SQLite write a statement journal, as much work as the insert.
-const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, lease_token, lease_expires)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, lease_token, lease_expires, due_since)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
@@ -82,12 +82,22 @@ func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token s
 	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
-		nullString(d.OrderingKey), nullString(d.WaitingFor), nullString(token), ms(until))
+		nullString(d.OrderingKey), nullString(d.WaitingFor), nullString(token), ms(until), ms(dueSince(d)))
 	if err != nil {
 		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// dueSince is the moment a delivery as written came due (SPEC 14's
+// backlog): its next attempt's, while it is pending and waits behind no
+// other of its chain.
+func dueSince(d *webhooks.Delivery) time.Time {
+	if d.Status != webhooks.DeliveryPending || d.Waiting() {
+		return time.Time{}
+	}
+	return d.NextAttemptAt
 }
 
 func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery, error) {
@@ -218,9 +228,9 @@ func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, 
 func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 	for _, d := range ds {
 		if _, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, manual = ?,
-			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, updated = ? WHERE id = ?`,
+			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, updated = ?, due_since = ? WHERE id = ?`,
 			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullString(d.WaitingFor),
-			ms(d.Updated), d.ID); err != nil {
+			ms(d.Updated), ms(dueSince(d)), d.ID); err != nil {
 			return err
 		}
 	}

@@ -12,22 +12,25 @@ import (
 
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
 	description, status, secret, previous_secret, previous_secret_expires, created, updated,
-	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover`
+	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover,
+	backlogged_since, probed_at`
 
 func scanEndpoint(r scanner) (*webhooks.Endpoint, error) {
 	var e webhooks.Endpoint
 	var companyID, accountID, prevSecret sql.NullString
 	var events, rels string
 	var livemode, standard, ordered, autoRecover int
-	var prevExpires, created, updated, rateLimit, failingSince, disabledAt sql.NullInt64
+	var prevExpires, created, updated, rateLimit, failingSince, disabledAt, backlogged, probed sql.NullInt64
 	var disabledReason sql.NullString
 	if err := r.Scan(&e.ID, &e.Scope, &companyID, &accountID, &e.URL, &events, &rels, &e.APIVersion, &livemode,
 		&e.Description, &e.Status, &e.Secret, &prevSecret, &prevExpires, &created, &updated,
-		&standard, &rateLimit, &e.FailureStreak, &failingSince, &disabledAt, &disabledReason, &ordered, &autoRecover); err != nil {
+		&standard, &rateLimit, &e.FailureStreak, &failingSince, &disabledAt, &disabledReason, &ordered, &autoRecover,
+		&backlogged, &probed); err != nil {
 		return nil, err
 	}
 	e.StandardWebhooks, e.RateLimit = standard == 1, int(rateLimit.Int64)
 	e.Ordered, e.AutoRecover = ordered == 1, autoRecover == 1
+	e.BackloggedSince, e.ProbedAt = fromMS(backlogged), fromMS(probed)
 	e.FailingSince, e.DisabledAt, e.DisabledReason = fromMS(failingSince), fromMS(disabledAt), disabledReason.String
 	if err := json.Unmarshal([]byte(events), &e.EnabledEvents); err != nil {
 		return nil, err
@@ -67,12 +70,12 @@ func relationshipsText(rels []webhooks.Relationship) string {
 
 // InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
-	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships),
 		e.APIVersion, boolInt(e.Livemode), e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
 		ms(e.PreviousSecretExpires), ms(e.Created), ms(e.Updated),
 		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason),
-		boolInt(e.Ordered), boolInt(e.AutoRecover))
+		boolInt(e.Ordered), boolInt(e.AutoRecover), ms(e.BackloggedSince), ms(e.ProbedAt))
 	return err
 }
 
@@ -95,12 +98,12 @@ func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.ExecContext(ctx, `UPDATE endpoints SET url = ?, enabled_events = ?, relationships = ?, api_version = ?,
 		description = ?, status = ?, secret = ?, previous_secret = ?, previous_secret_expires = ?, updated = ?,
 		standard_webhooks = ?, rate_limit = ?, failure_streak = ?, failing_since = ?, disabled_at = ?, disabled_reason = ?,
-		ordered = ?, auto_recover = ?
+		ordered = ?, auto_recover = ?, backlogged_since = ?, probed_at = ?
 		WHERE id = ?`,
 		e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
 		e.Secret, nullString(e.PreviousSecret), ms(e.PreviousSecretExpires), ms(e.Updated),
 		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason),
-		boolInt(e.Ordered), boolInt(e.AutoRecover), e.ID)
+		boolInt(e.Ordered), boolInt(e.AutoRecover), ms(e.BackloggedSince), ms(e.ProbedAt), e.ID)
 	return err
 }
 
@@ -113,7 +116,7 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 // EndPending implements driver.Tx. A claimed delivery's attempt still records
 // when it ends (see recordAttempts).
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
-	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, manual = 0, parked = 0, waiting_for = NULL, updated = ?
+	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0, waiting_for = NULL, updated = ?
 		WHERE endpoint_id = ? AND status = ?`,
 		webhooks.DeliveryFailed, reason, ms(now), endpointID, webhooks.DeliveryPending)
 	return err

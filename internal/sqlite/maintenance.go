@@ -8,34 +8,63 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// QueueStats implements metrics.Queue. Parked deliveries are due too: they
-// wait for a free slot of their endpoint.
+// The due deliveries (SPEC 14's backlog), by the moment each came due: the
+// pending ones no claim holds and that wait behind none of their chain,
+// parked and deferred ones too (waiting for a free slot or the rate limit
+// does not move that moment). A lapsed claim's delivery is due again
+// since its lease ended.
+const (
+	qBacklog = `FROM deliveries INDEXED BY deliveries_backlog
+		WHERE status = 'pending' AND lease_expires IS NULL AND waiting_for IS NULL AND due_since <= ?1`
+	qLapsedDue = `FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending'`
+)
+
+// QueueStats implements metrics.Queue.
 func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error) {
 	var st webhooks.QueueStats
-	var waiting, parked int
-	var oldestWaiting, oldestParked sql.NullInt64
+	var oldest sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1)
-			+ (SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending'),
-		(SELECT min(t) FROM (
-			SELECT min(next_attempt_at) AS t FROM deliveries WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
-			UNION ALL SELECT min(next_attempt_at) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending')),
-		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 1),
-		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 1),
+		(SELECT count(*) `+qBacklog+`) + (SELECT count(*) `+qLapsedDue+`),
+		(SELECT min(t) FROM (SELECT min(due_since) AS t `+qBacklog+` UNION ALL SELECT min(lease_expires) `+qLapsedDue+`)),
 		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1),
 		(SELECT count(*) FROM outbox)`, ms(now)).
-		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight, &st.Outbox)
-	err = dbError(err)
-	st.Due = waiting + parked
-	st.OldestDue = fromMS(oldestWaiting)
-	if p := fromMS(oldestParked); !p.IsZero() && (st.OldestDue.IsZero() || p.Before(st.OldestDue)) {
-		st.OldestDue = p
-	}
+		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox)
 	if err != nil {
-		return st, err
+		return st, dbError(err)
 	}
+	st.OldestDue = fromMS(oldest)
 	st.Failing, st.Disabled, err = endpointHealth(ctx, s.read)
 	return st, dbError(err)
+}
+
+// Backlogs implements driver.Maintenance: one pass over the due deliveries.
+func (s *Store) Backlogs(ctx context.Context, now, cutoff time.Time) ([]webhooks.Backlog, []string, error) {
+	alerted, err := queryAll(ctx, s.read, func(r scanner) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	}, `SELECT id FROM endpoints INDEXED BY endpoints_backlogged WHERE backlogged_since IS NOT NULL AND deleted IS NULL`)
+	if err != nil {
+		return nil, nil, dbError(err)
+	}
+	backlogs, err := queryAll(ctx, s.read, func(r scanner) (webhooks.Backlog, error) {
+		var b webhooks.Backlog
+		var oldest sql.NullInt64
+		err := r.Scan(&b.EndpointID, &oldest, &b.Due)
+		b.OldestDue = fromMS(oldest)
+		return b, err
+	}, `SELECT endpoint_id, min(t), count(*) FROM (
+			SELECT endpoint_id, due_since AS t `+qBacklog+` UNION ALL SELECT endpoint_id, lease_expires `+qLapsedDue+`)
+		GROUP BY endpoint_id HAVING min(t) <= ?2 OR endpoint_id IN (SELECT value FROM json_each(?3))`,
+		ms(now), ms(cutoff), jsonText(append([]string{}, alerted...)))
+	return backlogs, alerted, dbError(err)
+}
+
+// ToProbe implements driver.Maintenance.
+func (s *Store) ToProbe(ctx context.Context, since, probeBefore time.Time, limit int) ([]*webhooks.Endpoint, error) {
+	return read(queryAll(ctx, s.read, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints INDEXED BY endpoints_to_probe
+		WHERE status = 'disabled' AND disabled_reason = 'failing' AND auto_recover = 1 AND deleted IS NULL
+		AND disabled_at >= ?1 AND disabled_at <= ?2 AND (probed_at IS NULL OR probed_at <= ?2)
+		ORDER BY disabled_at LIMIT ?3`, ms(since), ms(probeBefore), limit))
 }
 
 // endpointHealth counts the failing endpoints and the disabled ones by

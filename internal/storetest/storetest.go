@@ -129,6 +129,7 @@ func Run(t *testing.T, openDriver func(t *testing.T) driver.Driver) {
 	testHealth(t, open)
 	testOutbox(t, open)
 	testOrdering(t, open)
+	testBacklog(t, open)
 	testDeferClaims(t, open)
 	testAudit(t, open)
 	testConcurrency(t, open)
