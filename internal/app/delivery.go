@@ -168,7 +168,7 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 		// replays are made in the order of their originals.
 		var ds []*webhooks.Delivery
 		for _, cd := range cands {
-			if (!cd.EventTest || cd.Delivery.Rehearsal()) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+			if (!cd.EventTest || cd.Delivery.Rehearsal) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
 				ds = append(ds, cd.Delivery)
 			}
 		}

@@ -35,7 +35,7 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		return err
 	}
 	defer tx.Rollback()
-	// At most 32766 variables a statement: 500 rows of up to 15 columns.
+	// At most 32766 variables a statement: 500 rows of up to 17 columns.
 	const rows = 500
 	insert := func(table, cols string, n int, args func(i int) []any) error {
 		ncol := strings.Count(cols, ",") + 1
@@ -79,7 +79,8 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		d := deliveries[i]
 		return []any{d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 			nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-			nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated)}
+			nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
+			boolInt(d.Rehearsal)}
 	})
 	if err != nil {
 		return err

@@ -12,12 +12,12 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, rehearsal`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor`
+	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor, rehearsal`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
@@ -26,19 +26,19 @@ type deliveryScan struct {
 	rel, replayOf, reason  sql.NullString
 	next, created, updated sql.NullInt64
 	lastStatus             sql.NullInt64
-	manual                 int
+	manual, rehearsal      int
 }
 
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor}
+		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d := s.d
 	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
-	d.NextAttemptAt, d.LastResponseStatus, d.Manual = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1
+	d.NextAttemptAt, d.LastResponseStatus, d.Manual, d.Rehearsal = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1, s.rehearsal == 1
 	d.Created, d.Updated = fromMS(s.created), fromMS(s.updated)
 	return &d
 }
@@ -54,7 +54,7 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 // Inserting a delivery: a plain row of VALUES, without RETURNING, which
 // would make SQLite write a statement journal, as much work as the insert.
 const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, lease_token, lease_expires)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
@@ -80,7 +80,7 @@ func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token s
 	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
-		nullString(token), ms(until))
+		boolInt(d.Rehearsal), nullString(token), ms(until))
 	if err != nil {
 		return false, err
 	}
