@@ -26,7 +26,7 @@ const (
 	ActorAPIKey = "api_key"
 	ActorPortal = "portal"
 	// ActorSystem is the service itself: the engine disabling an endpoint
-	// that is dead (SPEC 14).
+	// that is dead (SPEC 14), a platform endpoint's too.
 	ActorSystem = "system"
 )
 
@@ -46,7 +46,10 @@ type Actor struct {
 // AuditEntry records one change to an account's webhooks configuration, or
 // one refused attempt at it. It never holds a secret, a payload or a token.
 type AuditEntry struct {
-	ID         string
+	ID string
+	// AccountID is the account whose log holds the entry; "" for the
+	// platform's own log (SPEC 8): the changes to platform endpoints,
+	// which belong to no account.
 	AccountID  string
 	Actor      Actor
 	Action     string

@@ -48,9 +48,14 @@ type Delivery struct {
 	// Manual is set while a retry or replay's single attempt is due: if it
 	// fails, the delivery ends failed instead of following the schedule.
 	Manual bool
-	// ScheduleFactor divides every wait of the retry schedule: an outage
-	// rehearsal's (SPEC 17); 1 (or 0) for every other delivery.
+	// ScheduleFactor divides every wait of the retry schedule, and a
+	// receiver's Retry-After: an outage rehearsal's (SPEC 17); 1 (or 0)
+	// for every other delivery.
 	ScheduleFactor int
+	// Rehearsal marks an outage rehearsal's delivery (SPEC 17), stored
+	// with it: also when the schedule fits in RehearsalLength already and
+	// ScheduleFactor is 1, so it cannot be told from the factor.
+	Rehearsal bool
 	// OrderingKey is its event's, when its endpoint is ordered (SPEC 18):
 	// the delivery is then one of its endpoint's chain of that key, sent
 	// one at a time in registration order. WaitingFor is the delivery of
@@ -93,9 +98,12 @@ func (d *Delivery) Retrying() bool {
 	return d.Status == DeliveryPending && d.AttemptCount > 0 && !d.Manual
 }
 
-// Rehearsal reports whether the delivery is an outage rehearsal's (SPEC
-// 17): its schedule is compressed.
-func (d *Delivery) Rehearsal() bool { return d.ScheduleFactor > 1 }
+// Rehearse makes d an outage rehearsal's delivery (SPEC 17): marked as
+// one, and its schedule p's with every wait divided so that it lasts about
+// RehearsalLength (p's own when it fits already).
+func (d *Delivery) Rehearse(p RetryPolicy) {
+	d.Rehearsal, d.ScheduleFactor = true, p.RehearsalFactor()
+}
 
 // Outcome is how an attempt ended.
 type Outcome int

@@ -96,6 +96,20 @@ func (p RetryPolicy) Wait(n int, random float64) (time.Duration, bool) {
 // MaxRetryAfter caps how far a receiver's Retry-After moves an attempt.
 const MaxRetryAfter = 24 * time.Hour
 
+// ScaledRetryAfter returns how far a receiver's Retry-After, asking for
+// asked, moves the next attempt of a delivery whose schedule is divided by
+// factor (ScheduleFactor): asked capped at MaxRetryAfter, and for an
+// outage rehearsal both divided by the factor (SPEC 17), so that a
+// receiver asking for hours does not stretch a rehearsal past about ten
+// minutes. A factor of 1 or less leaves it as asked, capped.
+func ScaledRetryAfter(asked time.Duration, factor int) time.Duration {
+	asked = min(asked, MaxRetryAfter)
+	if factor > 1 {
+		asked /= time.Duration(factor)
+	}
+	return asked
+}
+
 // NotBefore moves a scheduled retry to at, if at is later: what a
 // receiver's Retry-After asks. The delivery keeps its attempt count, so
 // the schedule's limit on attempts holds.

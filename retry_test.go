@@ -109,3 +109,38 @@ func TestClassifyStatus(t *testing.T) {
 		}
 	}
 }
+
+// A Retry-After is capped at a day; on an outage rehearsal's schedule
+// (SPEC 17) it is divided by the same factor as the waits, and so is the
+// cap.
+func TestScaledRetryAfter(t *testing.T) {
+	factor := webhooks.DefaultRetryPolicy().RehearsalFactor()
+	for _, tc := range []struct {
+		asked  time.Duration
+		factor int
+		want   time.Duration
+	}{
+		{time.Hour, 0, time.Hour},
+		{time.Hour, 1, time.Hour},
+		{48 * time.Hour, 1, webhooks.MaxRetryAfter},
+		{time.Hour, 4, 15 * time.Minute},
+		{time.Hour, factor, time.Hour / time.Duration(factor)},
+		{48 * time.Hour, factor, webhooks.MaxRetryAfter / time.Duration(factor)},
+	} {
+		if got := webhooks.ScaledRetryAfter(tc.asked, tc.factor); got != tc.want {
+			t.Errorf("ScaledRetryAfter(%s, %d): got %s, want %s", tc.asked, tc.factor, got, tc.want)
+		}
+	}
+}
+
+// A rehearsal's delivery is marked as one whatever its factor: 1 on a
+// schedule that fits in ten minutes already.
+func TestDelivery_Rehearse(t *testing.T) {
+	for _, p := range []webhooks.RetryPolicy{webhooks.DefaultRetryPolicy(), {Waits: []time.Duration{time.Second, time.Second}}} {
+		var d webhooks.Delivery
+		d.Rehearse(p)
+		if !d.Rehearsal || d.ScheduleFactor != p.RehearsalFactor() {
+			t.Errorf("after Rehearse(%v): rehearsal %v, factor %d, want true, %d", p.Waits, d.Rehearsal, d.ScheduleFactor, p.RehearsalFactor())
+		}
+	}
+}

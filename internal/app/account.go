@@ -139,6 +139,19 @@ func (a *App) ListAudit(ctx context.Context, c Caller, accountID string, p webho
 	return a.cfg.Store.ListAudit(ctx, acct.ID, p)
 }
 
+// ListPlatformAudit lists the platform's own audit log, newest first: the
+// changes to platform endpoints (SPEC 8), which belong to no account.
+// Admin only.
+func (a *App) ListPlatformAudit(ctx context.Context, c Caller, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
+	if err := c.requireAdmin(); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return a.cfg.Store.ListAudit(ctx, "", p)
+}
+
 // CreateCompany creates a company of an account. Admin only.
 func (a *App) CreateCompany(ctx context.Context, c Caller, accountID, nif, name string) (*webhooks.Company, error) {
 	if err := c.requireAdmin(); err != nil {

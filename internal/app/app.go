@@ -195,18 +195,13 @@ func (a *App) refused(ctx context.Context, c Caller, accountID, action, targetTy
 
 // record stores an audit entry of an action that changed nothing else.
 func (a *App) record(ctx context.Context, e *webhooks.AuditEntry) error {
-	if e.AccountID == "" {
-		return nil
-	}
 	return a.cfg.Store.InTx(ctx, func(tx Tx) error { return tx.InsertAudit(ctx, e) })
 }
 
-// insertAudit stores e in tx. The audit log is each account's: changes to
-// the platform's own endpoints, which belong to no account, are not in it
-// (only the admin key makes them).
+// insertAudit stores e in tx. The audit log is each account's; changes to
+// the platform's own endpoints, which belong to no account (e.AccountID
+// ""), are in the platform's log (SPEC 8), which only the admin key reads
+// (ListPlatformAudit).
 func insertAudit(ctx context.Context, tx Tx, e *webhooks.AuditEntry) error {
-	if e.AccountID == "" {
-		return nil
-	}
 	return tx.InsertAudit(ctx, e)
 }

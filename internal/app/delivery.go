@@ -188,7 +188,7 @@ func recoverIn(ctx context.Context, tx Tx, ep *webhooks.Endpoint, since, until, 
 	// made in the order of their originals.
 	var ds []*webhooks.Delivery
 	for _, cd := range cands {
-		if (!cd.EventTest || cd.Delivery.Rehearsal()) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+		if (!cd.EventTest || cd.Delivery.Rehearsal) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
 			ds = append(ds, cd.Delivery)
 		}
 	}

@@ -436,7 +436,7 @@ func (a *App) RotateSecret(ctx context.Context, c Caller, ref EndpointRef, expir
 
 // SendTestEvent sends a ping event to the endpoint alone.
 func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Delivery, error) {
-	return a.sendPing(ctx, c, ref, 1, webhooks.AuditEndpointTestSent)
+	return a.sendPing(ctx, c, ref, false, webhooks.AuditEndpointTestSent)
 }
 
 // SendRehearsal starts an outage rehearsal (SPEC 17): a ping to the
@@ -445,12 +445,12 @@ func (a *App) SendTestEvent(ctx context.Context, c Caller, ref EndpointRef) (*we
 // attempt recorded as usual, ending failed_permanently if the receiver
 // stays down (and sending the operational events a real outage would).
 func (a *App) SendRehearsal(ctx context.Context, c Caller, ref EndpointRef) (*webhooks.Delivery, error) {
-	return a.sendPing(ctx, c, ref, a.cfg.Policy.RehearsalFactor(), webhooks.AuditEndpointRehearsal)
+	return a.sendPing(ctx, c, ref, true, webhooks.AuditEndpointRehearsal)
 }
 
-// sendPing sends a ping event to the endpoint alone, its retry schedule's
-// waits divided by factor, audited as action.
-func (a *App) sendPing(ctx context.Context, c Caller, ref EndpointRef, factor int, action string) (*webhooks.Delivery, error) {
+// sendPing sends a ping event to the endpoint alone, an outage rehearsal's
+// if rehearsal is set, audited as action.
+func (a *App) sendPing(ctx context.Context, c Caller, ref EndpointRef, rehearsal bool, action string) (*webhooks.Delivery, error) {
 	oe, err := a.Endpoint(ctx, c, ref)
 	if err != nil {
 		return nil, err
@@ -469,7 +469,9 @@ func (a *App) sendPing(ctx context.Context, c Caller, ref EndpointRef, factor in
 		if d, err = webhooks.NewDelivery(ev, ep, now); err != nil {
 			return err
 		}
-		d.ScheduleFactor = factor
+		if rehearsal {
+			d.Rehearse(a.cfg.Policy)
+		}
 		if err := tx.InsertEvent(ctx, ev); err != nil {
 			return err
 		}

@@ -149,7 +149,7 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	e.cfg.Metrics.Attempted(outcome, a)
 	t := e.cfg.Policy.Scaled(d.ScheduleFactor).After(a.Number, d.Manual, outcome, end, e.cfg.Random())
 	if asked > 0 {
-		t = t.NotBefore(end.Add(asked))
+		t = t.NotBefore(end.Add(webhooks.ScaledRetryAfter(asked, d.ScheduleFactor)))
 	}
 	if outcome != webhooks.OutcomeDelivered {
 		e.cfg.Logger.Info("delivery: attempt failed",

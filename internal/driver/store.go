@@ -31,7 +31,11 @@ type Store interface {
 	ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error)
 	// ListDeliveries lists an endpoint's deliveries newest first.
 	ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error)
-	// ListAudit lists an account's audit entries newest first.
+	// ListAudit lists an account's audit entries newest first; accountID
+	// "" lists the platform's own (SPEC 8: the changes to platform
+	// endpoints, which belong to no account), and no account's list
+	// holds them. Only the admin reads the platform's: the use cases
+	// check it (app.ListPlatformAudit), never pass "" for an account.
 	ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error)
 	// ListAccounts lists every account, ListCompanies an account's
 	// companies and ListAPIKeys an account's keys (their hashes, never
@@ -170,7 +174,8 @@ type Tx interface {
 	// index answers it).
 	RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error)
 
-	// InsertAudit stores a complete audit entry.
+	// InsertAudit stores a complete audit entry: an account's, or the
+	// platform's when its AccountID is "".
 	InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error
 
 	// InsertOutbox stores outbox entries (see webhooks.OutboxEntry).

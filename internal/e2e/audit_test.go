@@ -44,11 +44,18 @@ func (e auditEntry) String() string {
 // pages.
 func (ts *testService) auditLog(accountID, key string) ([]auditEntry, []byte) {
 	ts.t.Helper()
+	return ts.auditPages("/v1/accounts/"+accountID+"/audit_log", 100, key)
+}
+
+// auditPages reads the whole audit log at base (an account's or the
+// platform's), newest first, in pages of limit, and its raw pages.
+func (ts *testService) auditPages(base string, limit int, key string) ([]auditEntry, []byte) {
+	ts.t.Helper()
 	var all []auditEntry
 	var raws []byte
 	after := ""
 	for {
-		path := "/v1/accounts/" + accountID + "/audit_log?limit=100"
+		path := fmt.Sprintf("%s?limit=%d", base, limit)
 		if after != "" {
 			path += "&starting_after=" + after
 		}
@@ -289,5 +296,115 @@ func TestAuditLog(t *testing.T) {
 	}
 	if strings.Count(string(raw), `"object":"audit_entry"`) != len(entries) {
 		t.Errorf("audit log objects: %s", clip(raw))
+	}
+}
+
+// TestAuditLog_Platform: the changes to platform endpoints (SPEC 14),
+// which belong to no account, are in the platform's own log, GET
+// /v1/audit_log (SPEC 8): each action of the admin key on them, a refused
+// one with its code, and the service's own disable (actor system), newest
+// first and paged as every list. Only the admin key reads it (an account
+// key is refused 403, as on the other admin routes), and no account's log
+// holds a platform entry.
+func TestAuditLog_Platform(t *testing.T) {
+	for name, opts := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			ts := startService(t, "", opts...)
+			acme := ts.newAccount("Acme", "", "B12345674")
+			ok, gone := newSink(t), newSink(t)
+			gone.setRespond(func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusGone) })
+			var want []wantAudit
+			byAdmin := func(action, targetID string) {
+				want = append(want, wantAudit{action, "admin", "", "webhook_endpoint", targetID, "succeeded", ""})
+			}
+
+			pe := ts.newEndpoint("/v1", adminKey, object{"url": ok.URL, "enabled_events": []string{"*"}})
+			byAdmin("webhook_endpoint.created", pe.id)
+			ts.must(200, "PATCH", pe.path, adminKey, object{"description": "ops"}, nil)
+			byAdmin("webhook_endpoint.updated", pe.id)
+			ts.must(200, "PATCH", pe.path, adminKey, object{"status": "disabled"}, nil)
+			byAdmin("webhook_endpoint.disabled", pe.id)
+			ts.must(200, "PATCH", pe.path, adminKey, object{"status": "enabled"}, nil)
+			byAdmin("webhook_endpoint.enabled", pe.id)
+			ts.must(200, "POST", pe.path+"/rotate_secret", adminKey, object{"expires_in": 0}, nil)
+			byAdmin("webhook_endpoint.secret_rotated", pe.id)
+			ts.must(200, "GET", pe.path+"/secret", adminKey, nil, nil)
+			byAdmin("webhook_endpoint.secret_revealed", pe.id)
+			ts.must(201, "POST", pe.path+"/test", adminKey, nil, nil)
+			byAdmin("webhook_endpoint.test_sent", pe.id)
+			ts.must(201, "POST", pe.path+"/rehearsals", adminKey, nil, nil)
+			byAdmin("webhook_endpoint.rehearsal_started", pe.id)
+			ts.mustRefuse(400, "url_not_allowed", "PATCH", pe.path, adminKey, object{"url": "http://10.0.0.1/hook"})
+			want = append(want, wantAudit{"webhook_endpoint.updated", "admin", "", "webhook_endpoint", pe.id, "refused", "url_not_allowed"})
+			ts.must(200, "POST", pe.path+"/recover", adminKey, object{"since": 0}, nil)
+			byAdmin("webhook_endpoint.recovered", pe.id)
+
+			// A platform endpoint that answers 410 Gone: the service
+			// disables it, as the system.
+			dead := ts.newEndpoint("/v1", adminKey, object{"url": gone.URL, "enabled_events": []string{"*"}})
+			byAdmin("webhook_endpoint.created", dead.id)
+			ts.must(201, "POST", dead.path+"/test", adminKey, nil, nil)
+			byAdmin("webhook_endpoint.test_sent", dead.id)
+			ts.waitFor("the dead endpoint disabled", 10*time.Second, func() bool {
+				var ep object
+				ts.must(200, "GET", dead.path, adminKey, nil, &ep)
+				return ep["status"] == "disabled"
+			})
+			want = append(want, wantAudit{"webhook_endpoint.disabled", "system", "", "webhook_endpoint", dead.id, "succeeded", ""})
+			ts.must(204, "DELETE", pe.path, adminKey, nil, nil)
+			byAdmin("webhook_endpoint.deleted", pe.id)
+
+			// The account's own changes stay in its log.
+			ae := ts.newEndpoint("/v1/accounts/"+acme.accountID, acme.key, object{"url": ok.URL, "enabled_events": []string{"invoice.*"}})
+			ts.must(200, "PATCH", ae.path, adminKey, object{"description": "erp"}, nil)
+
+			entries, raw := ts.auditPages("/v1/audit_log", 3, adminKey)
+			used := make([]bool, len(entries))
+			for _, w := range want {
+				found := -1
+				for j, e := range entries {
+					if !used[j] && w.matches(e) {
+						found = j
+						break
+					}
+				}
+				if found < 0 {
+					t.Errorf("no entry %+v in the platform's audit log", w)
+					continue
+				}
+				used[found] = true
+			}
+			for j, e := range entries {
+				if !used[j] {
+					t.Errorf("unexpected entry in the platform's audit log: %s", e)
+				}
+			}
+			for j := 1; j < len(entries); j++ {
+				if entries[j].Created > entries[j-1].Created || entries[j].ID > entries[j-1].ID {
+					t.Errorf("the platform's audit log is not newest first at %d: %s then %s", j, entries[j-1], entries[j])
+					break
+				}
+			}
+			for _, secret := range []string{"whsec_", pe.secret, dead.secret, adminKey} {
+				if bytes.Contains(raw, []byte(secret)) {
+					t.Errorf("the platform's audit log contains %q", secret)
+				}
+			}
+
+			// The admin's alone.
+			ts.wantError(403, "forbidden", "GET", "/v1/audit_log", acme.key, nil)
+			ts.wantError(401, "unauthorized", "GET", "/v1/audit_log", "", nil)
+
+			// No account's log holds a platform entry.
+			acmeEntries, acmeRaw := ts.auditLog(acme.accountID, acme.key)
+			for _, id := range []string{pe.id, dead.id} {
+				if bytes.Contains(acmeRaw, []byte(id)) {
+					t.Errorf("Acme's audit log names the platform endpoint %s", id)
+				}
+			}
+			if len(acmeEntries) != 3 { // api_key.created, the endpoint's creation, its update
+				t.Errorf("Acme's audit log: %v, want its key's creation and its endpoint's creation and update", acmeEntries)
+			}
+		})
 	}
 }

@@ -574,6 +574,13 @@ func TestContract(t *testing.T) {
 	ts.wantError(400, "unknown_field", "GET", a+"/audit_log?action=x", acme.key, nil)
 	ts.wantError(404, "not_found", "GET", "/v1/accounts/"+webhookID()+"/audit_log", acme.key, nil)
 	ts.wantError(401, "unauthorized", "GET", a+"/audit_log", "", nil)
+	ts.must(200, "GET", "/v1/audit_log?limit=100", adminKey, nil, nil)
+	ts.wantError(400, "invalid_request", "GET", "/v1/audit_log?limit=101", adminKey, nil)
+	ts.wantError(400, "invalid_request", "GET", "/v1/audit_log?starting_after="+webhookID(), adminKey, nil)
+	ts.wantError(400, "unknown_field", "GET", "/v1/audit_log?account_id="+acme.accountID, adminKey, nil)
+	ts.wantError(401, "unauthorized", "GET", "/v1/audit_log", "", nil)
+	ts.wantError(403, "forbidden", "GET", "/v1/audit_log", acme.key, nil)
+	ts.wantError(405, "method_not_allowed", "POST", "/v1/audit_log", adminKey, nil)
 
 	// Deleting, last: the endpoint's routes answer 404.
 	for _, sc := range scopes {

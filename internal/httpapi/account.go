@@ -17,6 +17,7 @@ func (s *Server) registerAccountRoutes(mux *http.ServeMux) {
 	s.list(mux, "GET /v1/accounts/{account}/api_keys", s.handleListAPIKeys)
 	s.handle(mux, "DELETE /v1/accounts/{account}/api_keys/{key}", s.handleRevokeAPIKey)
 	s.list(mux, "GET /v1/accounts/{account}/audit_log", s.handleListAudit)
+	s.list(mux, "GET /v1/audit_log", s.handleListPlatformAudit)
 }
 
 func (s *Server) handleCreateAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {
@@ -88,5 +89,11 @@ func (s *Server) handleRevokeAPIKey(w http.ResponseWriter, r *http.Request, c ap
 func (s *Server) handleListAudit(w http.ResponseWriter, r *http.Request, c app.Caller) error {
 	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 		return s.App.ListAudit(r.Context(), c, r.PathValue("account"), p)
+	}, auditObject)
+}
+
+func (s *Server) handleListPlatformAudit(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
+		return s.App.ListPlatformAudit(r.Context(), c, p)
 	}, auditObject)
 }

@@ -151,7 +151,7 @@ func deliveryObject(d *webhooks.Delivery) deliveryJSON {
 		ID: d.ID, Object: "webhook_delivery", EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Status: d.Status, AttemptCount: d.AttemptCount, NextAttemptAt: optionalTime(d.NextAttemptAt),
 		LastResponseStatus: optionalInt(d.LastResponseStatus), Reason: optional(d.Reason), ReplayOf: optional(d.ReplayOf),
-		Rehearsal: d.Rehearsal(), Created: d.Created.Unix(),
+		Rehearsal: d.Rehearsal, Created: d.Created.Unix(),
 	}
 	if d.Status == webhooks.DeliveryPending {
 		out.WaitingFor = optional(d.WaitingFor)

@@ -104,7 +104,7 @@ type StateView struct {
 
 func stateView(d *webhooks.Delivery, w words) StateView {
 	s := StateView{Status: d.Status, Reason: reasonText(d.Reason, w)}
-	if d.Reason == webhooks.ReasonScheduleExhausted && d.Rehearsal() {
+	if d.Reason == webhooks.ReasonScheduleExhausted && d.Rehearsal {
 		// Its schedule was compressed: the attempts took minutes, not days.
 		s.Reason = "All automatic attempts failed, on an outage rehearsal's schedule compressed into about ten minutes."
 	}
@@ -366,7 +366,7 @@ type DeliveryRow struct {
 func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, last *webhooks.Attempt, now time.Time, w words) DeliveryRow {
 	r := DeliveryRow{
 		ID: d.ID, Link: deliveryPath(d.EndpointID, d.ID), EventID: d.EventID, EventType: d.EventType,
-		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.Rehearsal(), State: stateView(d, w), Attempts: d.AttemptCount,
+		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.Rehearsal, State: stateView(d, w), Attempts: d.AttemptCount,
 		Next: nextText(d, scope, now), Created: timeView(d.Created, now), ReplayOf: d.ReplayOf,
 	}
 	if d.AttemptCount == 0 {

@@ -172,7 +172,7 @@ func TestHealth_Text(t *testing.T) {
 func TestStateView_Exhausted(t *testing.T) {
 	exhausted := webhooks.Delivery{Status: webhooks.DeliveryFailedPermanently, Reason: webhooks.ReasonScheduleExhausted}
 	rehearsal := exhausted
-	rehearsal.ScheduleFactor = webhooks.DefaultRetryPolicy().RehearsalFactor()
+	rehearsal.Rehearse(webhooks.DefaultRetryPolicy())
 	refused := rehearsal
 	refused.Reason = webhooks.ReasonNonRetryableStatus
 	for _, tc := range []struct {

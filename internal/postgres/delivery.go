@@ -15,12 +15,12 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated, schedule_factor, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
@@ -35,7 +35,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.orderingKey, &s.waiting}
+		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &d.Rehearsal, &s.orderingKey, &s.waiting}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
@@ -90,7 +90,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		replayOf                                = make([]string, n)
 		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
 		next, created, updated, until           = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
-		manual                                  = make([]bool, n)
+		manual, rehearsal                       = make([]bool, n), make([]bool, n)
 		bodies                                  = make([][]byte, n)
 		factors                                 = make([]int32, n)
 	)
@@ -99,7 +99,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), d.ReplayOf, textPtr(d.Reason)
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
-		manual[i], bodies[i], factors[i] = d.Manual, d.Body, int32(max(d.ScheduleFactor, 1))
+		manual[i], bodies[i], factors[i], rehearsal[i] = d.Manual, d.Body, int32(max(d.ScheduleFactor, 1)), d.Rehearsal
 		orderingKeys[i], waiting[i] = textPtr(d.OrderingKey), d.WaitingFor
 		if l, ok := leases[d.ID]; ok {
 			tokens[i], until[i] = &l.Token, timePtr(l.Until)
@@ -109,7 +109,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 			INSERT INTO deliveries (`+deliveryCols+`)
 			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
 				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $16::int[],
-				$19::text[], $20::uuid[])
+				$19::bool[], $20::text[], $21::uuid[])
 			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for
 		), queued AS (
@@ -120,7 +120,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		)
 		SELECT id FROM ins`,
 		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
-		factors, tokens, until, orderingKeys, uuids(waiting)).
+		factors, tokens, until, rehearsal, orderingKeys, uuids(waiting)).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
+	"github.com/factuarea/webhooks/internal/migrate"
 )
 
 // TestMigrate_QueueKeepsWork upgrades a database from before the work
@@ -96,5 +98,100 @@ func TestMigrate_QueueKeepsWork(t *testing.T) {
 	}
 	if st, err := s.QueueStats(ctx, now); err != nil || st.InFlight != 1 || st.Due != 0 {
 		t.Errorf("queue after the records: %+v (%v), want the new claim alone", st, err)
+	}
+}
+
+// TestMigrate_RehearsalAndPlatformAudit upgrades a database from before
+// the stored rehearsal flag (0011) and the platform's audit log (0012),
+// with a rehearsal's delivery in it (its schedule factor over 1), a plain
+// one, and an account's audit entry: after the upgrade the rehearsal's
+// delivery says it is one and the other does not, the entry is still the
+// account's, and a platform entry is stored and listed apart.
+func TestMigrate_RehearsalAndPlatformAudit(t *testing.T) {
+	ctx := t.Context()
+	schema := NewSchema(t)
+	conn := connect(t)
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	names, err := migrate.Files(migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if name >= "migration/0011" {
+			break
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, string(body)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
+	const (
+		account   = "01900000-0000-7000-8000-000000000001"
+		endpoint  = "01900000-0000-7000-8000-000000000003"
+		event     = "01900000-0000-7000-8000-000000000004"
+		event2    = "01900000-0000-7000-8000-000000000005"
+		rehearsal = "01900000-0000-7000-8000-000000000011"
+		plain     = "01900000-0000-7000-8000-000000000012"
+		entry     = "01900000-0000-7000-8000-000000000021"
+	)
+	for _, q := range []string{
+		`INSERT INTO accounts VALUES ('` + account + `', 'Acme', NULL, $1)`,
+		`INSERT INTO endpoints (id, scope, account_id, url, enabled_events, relationships, api_version, livemode, description, status, secret, created, updated)
+			VALUES ('` + endpoint + `', 'account', '` + account + `', 'https://example.com/hook', '{*}', '{}', '2026-09-23', true, '', 'enabled', 'whsec_x', $1, $1)`,
+		`INSERT INTO events (id, type, api_version, livemode, test, account_id, object, created)
+			VALUES ('` + event + `', 'ping', '2026-09-23', true, true, '` + account + `', '{}', $1)`,
+		`INSERT INTO events (id, type, api_version, livemode, test, account_id, object, created)
+			VALUES ('` + event2 + `', 'ping', '2026-09-23', true, true, '` + account + `', '{}', $1)`,
+		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, reason, attempt_count, manual, body, created, updated, schedule_factor)
+			VALUES ('` + rehearsal + `', '` + endpoint + `', '` + event + `', 'ping', 'failed_permanently', 'schedule_exhausted', 8, false, '{}', $1, $1, 727)`,
+		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, manual, body, created, updated)
+			VALUES ('` + plain + `', '` + endpoint + `', '` + event2 + `', 'ping', 'delivered', 1, false, '{}', $1, $1)`,
+		`INSERT INTO audit_log VALUES ('` + entry + `', '` + account + `', 'admin', NULL, 'webhook_endpoint.created', 'webhook_endpoint', '` + endpoint + `', 'succeeded', NULL, $1)`,
+	} {
+		if _, err := conn.Exec(ctx, q, now); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+
+	s := MustOpen(t, schema) // applies 0011 and later
+	for id, want := range map[string]bool{rehearsal: true, plain: false} {
+		d, err := s.FindDelivery(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Rehearsal != want {
+			t.Errorf("delivery %s after the upgrade: rehearsal %v, want %v", id, d.Rehearsal, want)
+		}
+	}
+	l, err := s.ListAudit(ctx, account, webhooks.Page{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Data) != 1 || l.Data[0].ID != entry || l.Data[0].AccountID != account || l.Data[0].TargetID != endpoint {
+		t.Errorf("the account's audit log after the upgrade: got %+v, want its entry %s", l.Data, entry)
+	}
+	platform := &webhooks.AuditEntry{ID: webhooks.NewID(), Actor: webhooks.Actor{Type: webhooks.ActorAdmin}, Action: webhooks.AuditEndpointCreated,
+		TargetType: webhooks.TargetEndpoint, TargetID: webhooks.NewID(), Outcome: webhooks.AuditSucceeded, Created: now}
+	if err := s.InTx(ctx, func(tx driver.Tx) error { return tx.InsertAudit(ctx, platform) }); err != nil {
+		t.Fatalf("a platform entry after the upgrade: %v", err)
+	}
+	if l, err := s.ListAudit(ctx, "", webhooks.Page{Limit: 10}); err != nil || len(l.Data) != 1 || l.Data[0].ID != platform.ID {
+		t.Errorf("the platform's audit log: got %v (%v), want [%s]", l, err, platform.ID)
+	}
+	if l, err := s.ListAudit(ctx, account, webhooks.Page{Limit: 10}); err != nil || len(l.Data) != 1 {
+		t.Errorf("the account's audit log after a platform entry: got %v (%v), want its one entry", l, err)
 	}
 }

@@ -7,15 +7,17 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 )
 
-// InsertAudit implements driver.Tx.
+// InsertAudit implements driver.Tx. An entry with no account is the
+// platform's, stored with account_id NULL.
 func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.AccountID, e.Actor.Type, nullString(e.Actor.ID), e.Action, e.TargetType, e.TargetID, e.Outcome, nullString(e.ErrorCode), ms(e.Created))
+		e.ID, nullString(e.AccountID), e.Actor.Type, nullString(e.Actor.ID), e.Action, e.TargetType, e.TargetID, e.Outcome, nullString(e.ErrorCode), ms(e.Created))
 	return err
 }
 
-// ListAudit implements driver.Store.
+// ListAudit implements driver.Store: accountID "" lists the platform's
+// entries, those whose account_id is NULL.
 func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 	q := listQuery{
 		table: "audit_log",
@@ -23,12 +25,15 @@ func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page
 		where: []string{"account_id = ?"},
 		args:  []any{accountID},
 	}
+	if accountID == "" {
+		q.where, q.args = []string{"account_id IS NULL"}, nil
+	}
 	return read(list(ctx, s.read, q, p, func(r scanner) (*webhooks.AuditEntry, error) {
 		var e webhooks.AuditEntry
-		var actorID, code sql.NullString
+		var account, actorID, code sql.NullString
 		var created sql.NullInt64
-		err := r.Scan(&e.ID, &e.AccountID, &e.Actor.Type, &actorID, &e.Action, &e.TargetType, &e.TargetID, &e.Outcome, &code, &created)
-		e.Actor.ID, e.ErrorCode, e.Created = actorID.String, code.String, fromMS(created)
+		err := r.Scan(&e.ID, &account, &e.Actor.Type, &actorID, &e.Action, &e.TargetType, &e.TargetID, &e.Outcome, &code, &created)
+		e.AccountID, e.Actor.ID, e.ErrorCode, e.Created = account.String, actorID.String, code.String, fromMS(created)
 		return &e, err
 	}))
 }

@@ -35,7 +35,7 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		return err
 	}
 	defer tx.Rollback()
-	// At most 32766 variables a statement: 500 rows of up to 15 columns.
+	// At most 32766 variables a statement: 500 rows of up to 17 columns.
 	const rows = 500
 	insert := func(table, cols string, n int, args func(i int) []any) error {
 		ncol := strings.Count(cols, ",") + 1
@@ -67,20 +67,11 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		}
 		return nil
 	}
-	err = insert("events", eventCols, len(events), func(i int) []any {
-		ev := events[i]
-		return []any{ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-			ev.AccountID, nullString(ev.CompanyID), string(ev.Object), ms(ev.Created)}
-	})
+	err = insert("events", eventInsertCols, len(events), func(i int) []any { return eventArgs(events[i]) })
 	if err != nil {
 		return err
 	}
-	err = insert("deliveries", deliveryCols, len(deliveries), func(i int) []any {
-		d := deliveries[i]
-		return []any{d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
-			nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-			nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated)}
-	})
+	err = insert("deliveries", deliveryInsertCols, len(deliveries), func(i int) []any { return deliveryArgs(deliveries[i]) })
 	if err != nil {
 		return err
 	}

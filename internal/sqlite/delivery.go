@@ -12,12 +12,12 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
@@ -27,19 +27,19 @@ type deliveryScan struct {
 	orderingKey, waiting   sql.NullString
 	next, created, updated sql.NullInt64
 	lastStatus             sql.NullInt64
-	manual                 int
+	manual, rehearsal      int
 }
 
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.orderingKey, &s.waiting}
+		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey, &s.waiting}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d := s.d
 	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
-	d.NextAttemptAt, d.LastResponseStatus, d.Manual = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1
+	d.NextAttemptAt, d.LastResponseStatus, d.Manual, d.Rehearsal = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1, s.rehearsal == 1
 	d.Created, d.Updated = fromMS(s.created), fromMS(s.updated)
 	d.OrderingKey, d.WaitingFor = s.orderingKey.String, s.waiting.String
 	return &d
@@ -55,8 +55,8 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 
 // Inserting a delivery: a plain row of VALUES, without RETURNING, which
 // would make SQLite write a statement journal, as much work as the insert.
-const insertDelivery = `INSERT INTO deliveries (` + deliveryCols + `, lease_token, lease_expires, due_since)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const insertDelivery = `INSERT INTO deliveries (` + deliveryInsertCols + `, lease_token, lease_expires)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
@@ -79,15 +79,23 @@ func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]
 // insertDelivery1 inserts d, claimed with token until then if token is
 // set, and reports whether it was inserted.
 func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token string, until time.Time) (bool, error) {
-	res, err := tx.ExecContext(ctx, insertDelivery, d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
-		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
-		nullString(d.OrderingKey), nullString(d.WaitingFor), nullString(token), ms(until), ms(dueSince(d)))
+	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d), nullString(token), ms(until))...)
 	if err != nil {
 		return false, err
 	}
 	n, err := res.RowsAffected()
 	return n == 1, err
+}
+
+// deliveryInsertCols are the columns a delivery is stored with,
+// deliveryArgs their values.
+const deliveryInsertCols = deliveryCols + `, due_since`
+
+func deliveryArgs(d *webhooks.Delivery) []any {
+	return []any{d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
+		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
+		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
+		boolInt(d.Rehearsal), nullString(d.OrderingKey), nullString(d.WaitingFor), ms(dueSince(d))}
 }
 
 // dueSince is the moment a delivery as written came due (SPEC 14's

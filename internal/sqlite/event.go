@@ -69,11 +69,18 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventCols+`, operational, traceparent) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), nullString(ev.OrderingKey),
-		boolInt(ev.IsOperational()), nullString(ev.Traceparent))
+	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, eventArgs(ev)...)
 	return err
+}
+
+// eventInsertCols are the columns an event is stored with, eventArgs
+// their values.
+const eventInsertCols = eventCols + `, operational, traceparent`
+
+func eventArgs(ev *webhooks.Event) []any {
+	return []any{ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
+		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), nullString(ev.OrderingKey),
+		boolInt(ev.IsOperational()), nullString(ev.Traceparent)}
 }
 
 // InsertEvent implements driver.Tx.

@@ -141,4 +141,66 @@ func testSendTestEvent(t *testing.T, open func(t *testing.T) Store) {
 			}
 		})
 	})
+
+	group(t, "SendRehearsal", func(t *testing.T) {
+		// A rehearsal's delivery is stored as one (SPEC 17), whatever its
+		// factor: here the suite's schedule, which fits in ten minutes
+		// already (factor 1). Every read of it says so (found, listed,
+		// claimed, after an attempt, re-armed by recover), and a plain
+		// test event's says not.
+		t.Run("StoredFlag", func(t *testing.T) {
+			s := setup(t, open)
+			a := MustCreateAccount(t, s, "")
+			e := MustCreateEndpoint(t, s, NewAccountEndpoint(a.ID, nil, "*"))
+			now := at(time.Hour)
+			r, err := UseCases(s, now).SendRehearsal(t.Context(), admin, ref(e.ID))
+			if err != nil {
+				t.Fatalf("SendRehearsal: %v", err)
+			}
+			test, err := sendTestEvent(t, s, e.ID, now)
+			if err != nil {
+				t.Fatalf("SendTestEvent: %v", err)
+			}
+			if !r.Rehearsal || test.Rehearsal {
+				t.Errorf("returned deliveries: rehearsal's %v, test event's %v, want true and false", r.Rehearsal, test.Rehearsal)
+			}
+			checkLastAudit(t, s, a.ID, webhooks.AuditEndpointTestSent, webhooks.TargetEndpoint, e.ID, now)
+			check := func(when string) {
+				t.Helper()
+				if got := MustFindDelivery(t, s, r.ID); !got.Rehearsal {
+					t.Errorf("%s: the rehearsal's delivery, found: rehearsal false, want true", when)
+				}
+				if got := MustFindDelivery(t, s, test.ID); got.Rehearsal {
+					t.Errorf("%s: the test event's delivery, found: rehearsal true, want false", when)
+				}
+				for _, d := range MustListDeliveries(t, s, webhooks.DeliveryFilter{EndpointID: e.ID}) {
+					if want := d.ID == r.ID; d.Rehearsal != want {
+						t.Errorf("%s: listed delivery %s: rehearsal %v, want %v", when, d.ID, d.Rehearsal, want)
+					}
+				}
+			}
+			check("created")
+			claims := MustClaim(t, s, now, 10)
+			if len(claims) != 2 {
+				t.Fatalf("claims: got %v, want the two pings", claimIDs(claims))
+			}
+			for _, c := range claims {
+				if want := c.Delivery.ID == r.ID; c.Delivery.Rehearsal != want {
+					t.Errorf("claimed delivery %s: rehearsal %v, want %v", c.Delivery.ID, c.Delivery.Rehearsal, want)
+				}
+				MustRecord(t, s, NewRecord(c, now, 422, failedPermanently))
+			}
+			check("after an attempt")
+			// Recover takes the rehearsal's, whose recovery it rehearses,
+			// and not the plain test event's.
+			n, err := recoverRange(t, s, e.ID, t0, now.Add(time.Second), now.Add(time.Minute))
+			if err != nil || n != 1 {
+				t.Errorf("Recover: got %d, %v, want the rehearsal's delivery alone", n, err)
+			}
+			if got := MustFindDelivery(t, s, r.ID); got.Status != webhooks.DeliveryPending {
+				t.Errorf("the rehearsal's delivery after recover: %s, want pending", got.Status)
+			}
+			check("after recover")
+		})
+	})
 }
