@@ -97,6 +97,7 @@ var apiRoutes = func() []apiRoute {
 	routes := []apiRoute{
 		{method: "POST", pattern: "/v1/accounts", admin: true, body: func(v objectIDs) any { return object{"name": "Mallory"} }},
 		{method: "GET", pattern: "/v1/accounts", admin: true},
+		{method: "GET", pattern: "/v1/audit_log", admin: true},
 		{method: "GET", pattern: "/v1/accounts/{account}"},
 		{method: "GET", pattern: "/v1/accounts/{account}/companies", admin: true},
 		{method: "POST", pattern: "/v1/accounts/{account}/api_keys", admin: true},
