@@ -102,3 +102,13 @@ func (a *App) setBacklogged(ctx context.Context, b webhooks.Backlog, on bool, no
 	}
 	return changed, nil
 }
+
+// EndpointBacklog returns the due deliveries now (SPEC 14) of ep, an
+// endpoint the caller was allowed to see (Endpoint): how many, and since
+// when the oldest has waited.
+func (a *App) EndpointBacklog(ctx context.Context, ep *webhooks.Endpoint) (webhooks.Backlog, error) {
+	if a.cfg.Maintenance == nil {
+		return webhooks.Backlog{EndpointID: ep.ID}, nil
+	}
+	return a.cfg.Maintenance.Backlog(ctx, ep.ID, a.cfg.Now())
+}

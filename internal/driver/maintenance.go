@@ -25,6 +25,9 @@ type Maintenance interface {
 	// now; and the endpoints whose backlog alert is on (BackloggedSince
 	// set).
 	Backlogs(ctx context.Context, now, cutoff time.Time) (over []webhooks.Backlog, alerted []string, err error)
+	// Backlog returns one endpoint's due deliveries at now, as Backlogs
+	// counts them.
+	Backlog(ctx context.Context, endpointID string, now time.Time) (webhooks.Backlog, error)
 	// ToProbe returns up to limit enabled-again candidates: endpoints
 	// disabled for failing (DisabledFailing) that ask for automatic
 	// recovery, disabled at or after since and at or before probeBefore,

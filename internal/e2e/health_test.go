@@ -299,7 +299,8 @@ func TestHealth_DisableAfter(t *testing.T) {
 func TestHealth_Gone(t *testing.T) {
 	for name, opts := range backends(t) {
 		t.Run(name, func(t *testing.T) {
-			f := newHealthFixture(t, opts...)
+			f := newHealthFixture(t, append(opts, quickChecks)...)
+			f.ts.must(200, "PATCH", f.ep.path, f.acme.key, object{"auto_recover": true}, nil)
 			f.status.Store(410)
 			f.event()
 			var ep object
@@ -309,6 +310,15 @@ func TestHealth_Gone(t *testing.T) {
 			}
 			if n := len(ofType(f.opEvents(), webhooks.EventEndpointDisabled)); n != 1 {
 				t.Errorf("disabled events: got %d, want 1", n)
+			}
+			// Asking for automatic recovery changes nothing for a 410: the
+			// receiver asked senders to stop. No probe, still disabled.
+			f.status.Store(200)
+			f.clock.Set(f.clock.Now().Add(3 * time.Hour))
+			time.Sleep(300 * time.Millisecond) // a few rounds of the recovery's checks
+			f.ts.must(200, "GET", f.ep.path, f.acme.key, nil, &ep)
+			if n := len(pings(f)); n != 0 || ep["status"] != "disabled" {
+				t.Errorf("gone with auto_recover, 3 h on: %d probes, %v; want none, disabled", n, ep["status"])
 			}
 			// A customer's PATCH says manual.
 			f.ts.must(200, "PATCH", f.ep.path, f.acme.key, object{"status": "enabled"}, nil)

@@ -35,8 +35,12 @@ type EndpointFormPage struct {
 	// creating shows them with a note.
 	ShowRelationships bool
 	Own, Managed      bool
-	FormError         string
-	RequireHTTPS      bool
+	// Ordered and AutoRecover are the endpoint's options (SPEC 18, 14),
+	// which Words explains.
+	Ordered, AutoRecover bool
+	Words                words
+	FormError            string
+	RequireHTTPS         bool
 }
 
 // SecretPage shows a secret once: after creation, rotation or reveal.
@@ -83,7 +87,7 @@ func (h *Handler) handleNewEndpoint(w http.ResponseWriter, r *http.Request, c *r
 		Base:   Base{Title: "Add an endpoint", Nav: "endpoints"},
 		Action: "/portal/endpoints", Cancel: "/portal/", Livemode: true, Own: true, Managed: true,
 		ShowRelationships: true, APIVersions: h.apiVersionOptions(webhooks.LatestAPIVersion),
-		RequireHTTPS: !h.cfg.AllowHTTP,
+		RequireHTTPS: !h.cfg.AllowHTTP, Words: c.words,
 	}
 	if err := h.ownerOptions(r.Context(), c, p, r.URL.Query().Get("owner")); err != nil {
 		return err
@@ -151,13 +155,14 @@ func (h *Handler) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c
 	in := app.EndpointInput{
 		URL: strings.TrimSpace(f.Get("url")), EnabledEvents: formEvents(f), APIVersion: f.Get("api_version"),
 		Livemode: &live, Description: strings.TrimSpace(f.Get("description")),
+		Ordered: f.Get("ordered") != "", AutoRecover: f.Get("auto_recover") != "",
 	}
 	p := &EndpointFormPage{
 		Base:   Base{Title: "Add an endpoint", Nav: "endpoints"},
 		Action: "/portal/endpoints", Cancel: "/portal/", URL: in.URL, Description: in.Description,
 		APIVersions: h.apiVersionOptions(in.APIVersion),
 		Livemode:    live, ShowRelationships: true, Own: f.Get("own") != "", Managed: f.Get("managed") != "",
-		RequireHTTPS: !h.cfg.AllowHTTP,
+		Ordered: in.Ordered, AutoRecover: in.AutoRecover, RequireHTTPS: !h.cfg.AllowHTTP, Words: c.words,
 	}
 	var ep *app.OwnedEndpoint
 	var err error
@@ -216,7 +221,7 @@ func (h *Handler) editForm(ctx context.Context, c *reqCtx, ep *webhooks.Endpoint
 		APIVersions: h.apiVersionOptions(ep.APIVersion), Livemode: ep.Livemode,
 		ShowRelationships: ep.Scope == webhooks.ScopeAccount,
 		Own:               ep.HasRelationship(webhooks.RelationshipOwn), Managed: ep.HasRelationship(webhooks.RelationshipManaged),
-		RequireHTTPS: !h.cfg.AllowHTTP,
+		Ordered: ep.Ordered, AutoRecover: ep.AutoRecover, RequireHTTPS: !h.cfg.AllowHTTP, Words: c.words,
 	}
 	return p, h.setEvents(ctx, c, p, ep.Scope, events)
 }
@@ -230,7 +235,9 @@ func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c
 	f := r.PostForm
 	rawURL, desc, version := strings.TrimSpace(f.Get("url")), strings.TrimSpace(f.Get("description")), f.Get("api_version")
 	events := formEvents(f)
-	u := webhooks.EndpointUpdate{URL: &rawURL, Description: &desc, APIVersion: &version, EnabledEvents: &events}
+	ordered, autoRecover := f.Get("ordered") != "", f.Get("auto_recover") != ""
+	u := webhooks.EndpointUpdate{URL: &rawURL, Description: &desc, APIVersion: &version, EnabledEvents: &events,
+		Ordered: &ordered, AutoRecover: &autoRecover}
 	if ep.Scope == webhooks.ScopeAccount {
 		rels := relationships(f)
 		u.Relationships = &rels
@@ -245,6 +252,7 @@ func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c
 			return err
 		}
 		p.URL, p.Description, p.APIVersions = rawURL, desc, h.apiVersionOptions(version)
+		p.Ordered, p.AutoRecover = ordered, autoRecover
 		if u.Relationships != nil {
 			p.Own, p.Managed = f.Get("own") != "", f.Get("managed") != ""
 		}

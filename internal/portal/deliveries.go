@@ -20,6 +20,7 @@ type DeliveriesPage struct {
 	Words    words
 	Endpoint EndpointView
 	Health   Health
+	Backlog  BacklogView
 	Status   string // the filter
 	Filters  []Option
 	Rows     []DeliveryRow
@@ -102,6 +103,12 @@ func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *re
 	if p.Health, err = h.endpointHealth(r.Context(), ep, c.now); err != nil {
 		return err
 	}
+	p.Endpoint.Recovery = recoveryText(ep, c.words, h.cfg.RecoveryProbe, h.cfg.RecoveryFor, c.now)
+	backlog, err := h.cfg.App.EndpointBacklog(r.Context(), ep)
+	if err != nil {
+		return err
+	}
+	p.Backlog = backlogView(ep, backlog, c.now)
 	var unclear, failed []*webhooks.Delivery
 	for _, d := range l.Data {
 		if needsLastAttempt(d) {

@@ -12,6 +12,7 @@
 package portal
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -42,8 +43,11 @@ type Config struct {
 	// Policy is the retry schedule the service runs, which the pages
 	// describe (zero: the spec's).
 	Policy webhooks.RetryPolicy
-	Now    func() time.Time
-	Logger *slog.Logger
+	// RecoveryProbe and RecoveryFor are the automatic recovery's probes
+	// (SPEC 14), which the pages describe (zero: the defaults).
+	RecoveryProbe, RecoveryFor time.Duration
+	Now                        func() time.Time
+	Logger                     *slog.Logger
 }
 
 // Handler serves the portal under /portal/.
@@ -78,7 +82,14 @@ func New(cfg Config) (*Handler, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Policy.Waits == nil {
+		cfg.Policy = webhooks.DefaultRetryPolicy()
+	}
+	cfg.RecoveryProbe = cmp.Or(cfg.RecoveryProbe, webhooks.DefaultRecoveryProbe)
+	cfg.RecoveryFor = cmp.Or(cfg.RecoveryFor, webhooks.DefaultRecoveryFor)
 	h := &Handler{cfg: cfg, mux: http.NewServeMux(), secure: strings.HasPrefix(strings.ToLower(cfg.PublicURL), "https://")}
+	h.words = policyWords(cfg.Policy)
+	h.words.Probe, h.words.ProbeFor = span(cfg.RecoveryProbe), span(cfg.RecoveryFor)
 	var err error
 	if h.pages, err = parsePages(); err != nil {
 		return nil, err

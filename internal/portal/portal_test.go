@@ -652,6 +652,10 @@ func TestPages_Content(t *testing.T) {
 		}
 	}
 	page = c.get("/portal/endpoints/"+a.accountEP.ID, 200)
+	// The texts say the retry policy: the spec's when none is configured.
+	if !strings.Contains(page, "the whole retry schedule, 8 attempts, compressed") {
+		t.Error("deliveries page: the rehearsal does not say the schedule's attempts")
+	}
 	if !strings.Contains(page, "Next attempt: due now") {
 		t.Error("deliveries page: the pending delivery's next attempt is not shown")
 	}

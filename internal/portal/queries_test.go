@@ -163,7 +163,8 @@ func TestPages_Queries(t *testing.T) {
 	// it (Holdings) do not read it again. An endpoint's page reads it and
 	// its company, its health, a page of deliveries, and the last attempts
 	// and the replays of the page's (and the endpoint and its company
-	// again: ListDeliveries checks the caller's reference itself); a
+	// again: ListDeliveries checks the caller's reference itself; its
+	// backlog is read from the queue, which this store does not count); a
 	// delivery's the endpoint and its company, the delivery, its event and
 	// its replays.
 	want := map[string]int64{"/portal/": 5, "/portal/events": 6, "/portal/endpoints/new": 3, "an endpoint": 9, "a delivery": 6}

@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +18,6 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/browsertest"
-	"github.com/factuarea/webhooks/internal/portal"
-	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -235,15 +233,10 @@ func must(t *testing.T, err error) {
 // than the screen, and with -update-screenshots writes them to docs/.
 func TestScreenshots(t *testing.T) {
 	d := newDemo(t)
-	sessions := session.NewSigner("demo-admin-key")
-	now := func() time.Time { return demoNow }
-	h, err := portal.New(portal.Config{App: app.New(app.Config{Store: d.store, Now: now}), Sessions: sessions, Now: now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
+	o := newOrderedDemo(t, d)
+	srv, sessions := orderedPortal(t, d)
 	token, _ := sessions.Issue(d.account.ID, demoNow)
+	wholesaler, _ := sessions.Issue(o.account.ID, demoNow)
 
 	ctx := browsertest.New(t, 1280, 900)
 	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/portal/sessions/"+token)); err != nil {
@@ -273,6 +266,14 @@ func TestScreenshots(t *testing.T) {
 		{"portal-new-endpoint.png", "/portal/endpoints/new", 1280, 0, nil},
 		{"portal-endpoints-320.png", "/portal/", 320, 1100, nil},
 		{"portal-deliveries-320.png", "/portal/endpoints/" + d.workshop.ID, 320, 1400, nil},
+		// The wholesaler's account: an ordered endpoint with a backlog, a
+		// delivery waiting behind another of its invoice, and an endpoint
+		// that recovers by itself.
+		{"portal-ordered.png", "/portal/sessions/" + wholesaler, 1280, 1250, []chromedp.Action[chromedp.Void]{
+			chromedp.Navigate(srv.URL + "/portal/endpoints/" + o.erp.ID),
+		}},
+		{"portal-waiting.png", "/portal/endpoints/" + o.erp.ID + "/deliveries/" + o.waiting.ID, 1280, 760, nil},
+		{"portal-auto-recover.png", "/portal/endpoints/" + o.oldERP.ID, 1280, 760, nil},
 	}
 	for _, s := range shots {
 		scale := 1.0
@@ -314,19 +315,43 @@ func TestScreenshots(t *testing.T) {
 		t.Logf("wrote %s", out)
 	}
 	// Every narrow page, including the forms, fits 320 px.
-	for _, path := range []string{
-		"/portal/endpoints/" + d.workshop.ID, "/portal/events", "/portal/endpoints/new",
-		"/portal/endpoints/" + d.firm.ID + "/edit", "/portal/endpoints/" + d.bakery.ID + "/delete",
+	for _, tc := range []struct {
+		session string
+		paths   []string
+	}{
+		{token, []string{"/portal/endpoints/" + d.workshop.ID, "/portal/events", "/portal/endpoints/new",
+			"/portal/endpoints/" + d.firm.ID + "/edit", "/portal/endpoints/" + d.bakery.ID + "/delete"}},
+		{wholesaler, []string{"/portal/endpoints/" + o.erp.ID, "/portal/endpoints/" + o.erp.ID + "/deliveries/" + o.waiting.ID,
+			"/portal/endpoints/" + o.oldERP.ID}},
 	} {
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 640, chromedp.EmulateScale(2)), chromedp.Navigate(srv.URL+path)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/portal/sessions/"+tc.session)); err != nil {
 			t.Fatal(err)
 		}
-		overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if overflow > 0 {
-			t.Errorf("%s at 320 px: the page is %d px wider than the screen", path, overflow)
+		for _, path := range tc.paths {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(320, 640, chromedp.EmulateScale(2)), chromedp.Navigate(srv.URL+path)); err != nil {
+				t.Fatal(err)
+			}
+			title, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.title`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(title, "Not found") {
+				t.Fatalf("%s: not found under this session", path)
+			}
+			overflow, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.scrollWidth - window.innerWidth`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if overflow > 0 {
+				wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](widest))
+				t.Errorf("%s at 320 px: the page is %d px wider than the screen (%s)", path, overflow, wide)
+			}
 		}
 	}
 }
+
+// widest names the innermost elements that reach past the screen's right
+// edge, to say what makes a page too wide.
+const widest = `[...document.querySelectorAll('body *')]
+	.filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && ![...e.children].some(c => c.getBoundingClientRect().right > window.innerWidth + 1))
+	.slice(0, 5).map(e => e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' "' + e.textContent.trim().slice(0, 40) + '"').join(', ')`

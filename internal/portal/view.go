@@ -152,6 +152,9 @@ func reasonText(reason string, w words) string {
 func nextText(d *webhooks.Delivery, scope webhooks.Scope, now time.Time) string {
 	switch d.Status {
 	case webhooks.DeliveryPending:
+		if d.Waiting() {
+			return "Waits for the delivery before it with the same ordering key"
+		}
 		if d.NextAttemptAt.IsZero() || !d.NextAttemptAt.After(now.Add(time.Second)) {
 			return "Next attempt: due now"
 		}
@@ -307,6 +310,11 @@ type EndpointView struct {
 	// disabled (SPEC 14).
 	DisabledAt  TimeView
 	DisabledWhy string
+	// Ordered and AutoRecover are the endpoint's options (SPEC 18, 14);
+	// Recovery says what automatic recovery does for it now, on the pages
+	// that set it (recoveryText).
+	Ordered, AutoRecover bool
+	Recovery             string
 }
 
 func endpointView(ep *webhooks.Endpoint, company *webhooks.Company, now time.Time) EndpointView {
@@ -315,6 +323,7 @@ func endpointView(ep *webhooks.Endpoint, company *webhooks.Company, now time.Tim
 		Scope: string(ep.Scope), Events: ep.EnabledEvents, APIVersion: ep.APIVersion, Livemode: ep.Livemode,
 		Created: timeView(ep.Created, now), ResendLabel: resendLabel(ep.Scope),
 		DisabledAt: timeView(ep.DisabledAt, now), DisabledWhy: disabledWhy(ep),
+		Ordered: ep.Ordered, AutoRecover: ep.AutoRecover,
 	}
 	for _, r := range ep.Relationships {
 		v.Relationships = append(v.Relationships, string(r))
@@ -356,6 +365,10 @@ type DeliveryRow struct {
 	Next          string
 	Created       TimeView
 	ReplayOf      string
+	// OrderingKey is the delivery's key on an ordered endpoint (SPEC 18);
+	// WaitingLink the page of the delivery it waits behind, if it does.
+	OrderingKey             string
+	WaitingFor, WaitingLink string
 	// Replayed says what became of the delivery's replays, when it has
 	// some (nil otherwise).
 	Replayed *ReplayedView
@@ -368,6 +381,10 @@ func deliveryRow(d *webhooks.Delivery, scope webhooks.Scope, last *webhooks.Atte
 		ID: d.ID, Link: deliveryPath(d.EndpointID, d.ID), EventID: d.EventID, EventType: d.EventType,
 		Test: d.EventType == webhooks.PingEventType, Rehearsal: d.Rehearsal, State: stateView(d, w), Attempts: d.AttemptCount,
 		Next: nextText(d, scope, now), Created: timeView(d.Created, now), ReplayOf: d.ReplayOf,
+		OrderingKey: d.OrderingKey,
+	}
+	if d.Waiting() {
+		r.WaitingFor, r.WaitingLink = d.WaitingFor, deliveryPath(d.EndpointID, d.WaitingFor)
 	}
 	if d.AttemptCount == 0 {
 		last = nil
@@ -462,4 +479,71 @@ func disabledWhy(ep *webhooks.Endpoint) string {
 		return "it answered 410 Gone, which asks senders to stop, so the service disabled it"
 	}
 	return "it was disabled by hand"
+}
+
+// recoveryText says what automatic recovery does for ep now (SPEC 14):
+// what it will do if ep is enabled, where it stands if the service
+// disabled it for failing, and why it does not apply otherwise; empty when
+// ep does not ask for it.
+func recoveryText(ep *webhooks.Endpoint, w words, probe, window time.Duration, now time.Time) string {
+	if !ep.AutoRecover {
+		return ""
+	}
+	switch {
+	case ep.Enabled():
+		return w.AutoRecover()
+	case ep.DisabledReason != webhooks.DisabledFailing:
+		return "Automatic recovery does not apply: it re-enables only an endpoint the service disabled for failing, never one disabled after a 410 Gone or by hand."
+	}
+	end := ep.DisabledAt.Add(window)
+	if !now.Before(end) {
+		return "Automatic recovery gave up: no ping got a 2xx in the " + span(window) + " after the disable. Enable it by hand once your receiver is back."
+	}
+	next := ep.DisabledAt.Add(probe)
+	if !ep.ProbedAt.IsZero() {
+		next = ep.ProbedAt.Add(probe)
+	}
+	s := "The service sends it a ping every " + span(probe) + " until " + end.UTC().Format(timeLayout) + "; at the first 2xx it enables it again and recovers what it missed."
+	if !ep.ProbedAt.IsZero() {
+		s += " Last ping " + relative(ep.ProbedAt, now) + "."
+	}
+	if next.Before(now) {
+		next = now
+	}
+	return s + " Next ping " + relative(next, now) + "."
+}
+
+// BacklogView is an endpoint's due deliveries (SPEC 14), when some have
+// waited long enough to say so: the service is behind on the endpoint.
+type BacklogView struct {
+	Shown    bool
+	Sentence string
+	Oldest   TimeView
+	Alerted  TimeView // when the platform was alerted, if it was
+}
+
+// backlogShownAfter is how long the oldest due delivery must have waited
+// for the endpoint page to show the backlog: less is the queue at work.
+const backlogShownAfter = time.Minute
+
+func backlogView(ep *webhooks.Endpoint, b webhooks.Backlog, now time.Time) BacklogView {
+	v := BacklogView{Alerted: timeView(ep.BackloggedSince, now)}
+	if b.Due == 0 || now.Sub(b.OldestDue) < backlogShownAfter {
+		v.Shown = !ep.BackloggedSince.IsZero()
+		if v.Shown {
+			v.Sentence = "The backlog is clearing: nothing due has waited long any more."
+		}
+		return v
+	}
+	v.Shown, v.Oldest = true, timeView(b.OldestDue, now)
+	what, are := fmt.Sprintf("%d deliveries", b.Due), "are"
+	if b.Due == 1 {
+		what, are = "1 delivery", "is"
+	}
+	why := "the service is behind on this endpoint"
+	if ep.RateLimit > 0 {
+		why += fmt.Sprintf(" (its rate limit is %d a second)", ep.RateLimit)
+	}
+	v.Sentence = fmt.Sprintf("%s %s due and waiting to be sent; the oldest has waited %s. Your endpoint is not failing: %s.", what, are, span(now.Sub(b.OldestDue)), why)
+	return v
 }

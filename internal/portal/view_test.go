@@ -297,3 +297,72 @@ func TestPolicyWords(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryText: what automatic recovery does, as each endpoint's page
+// says it (SPEC 14): nothing said when it is off; what it will do while
+// enabled; where it stands while the service probes; never for gone or
+// manual; and that it gave up after the window.
+func TestRecoveryText(t *testing.T) {
+	now := time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
+	w := policyWords(webhooks.DefaultRetryPolicy())
+	w.Probe, w.ProbeFor = span(time.Hour), span(7*24*time.Hour)
+	disabled := func(reason string, ago, probed time.Duration) *webhooks.Endpoint {
+		e := &webhooks.Endpoint{Status: webhooks.EndpointEnabled, AutoRecover: true}
+		e.Disable(reason, now.Add(-ago))
+		if probed > 0 {
+			e.ProbedAt = now.Add(-probed)
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		name string
+		ep   *webhooks.Endpoint
+		want string
+	}{
+		{"off", &webhooks.Endpoint{Status: webhooks.EndpointEnabled}, ""},
+		{"enabled", &webhooks.Endpoint{Status: webhooks.EndpointEnabled, AutoRecover: true},
+			"If the service disables it for failing, it sends it a ping every 1 h for 7 days; at the first 2xx it enables it again and recovers what it missed. Never after a 410 Gone or a disable by hand."},
+		{"just disabled", disabled(webhooks.DisabledFailing, 10*time.Minute, 0),
+			"The service sends it a ping every 1 h until 21 Oct 2026, 10:20:00 UTC; at the first 2xx it enables it again and recovers what it missed. Next ping in 50 min."},
+		{"probed", disabled(webhooks.DisabledFailing, 30*time.Hour, 25*time.Minute),
+			"The service sends it a ping every 1 h until 20 Oct 2026, 04:30:00 UTC; at the first 2xx it enables it again and recovers what it missed. Last ping 25 min ago. Next ping in 35 min."},
+		{"gave up", disabled(webhooks.DisabledFailing, 8*24*time.Hour, 24*time.Hour),
+			"Automatic recovery gave up: no ping got a 2xx in the 7 days after the disable. Enable it by hand once your receiver is back."},
+		{"gone", disabled(webhooks.DisabledGone, time.Hour, 0), "Automatic recovery does not apply: it re-enables only an endpoint the service disabled for failing, never one disabled after a 410 Gone or by hand."},
+		{"manual", disabled(webhooks.DisabledManual, time.Hour, 0), "Automatic recovery does not apply: it re-enables only an endpoint the service disabled for failing, never one disabled after a 410 Gone or by hand."},
+	} {
+		if got := recoveryText(tc.ep, w, time.Hour, 7*24*time.Hour, now); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestBacklogView: the endpoint page shows a backlog once its oldest due
+// delivery has waited a minute, and that it is clearing while the alert
+// is still on.
+func TestBacklogView(t *testing.T) {
+	now := time.Date(2026, 10, 14, 10, 30, 0, 0, time.UTC)
+	ep := &webhooks.Endpoint{Status: webhooks.EndpointEnabled}
+	limited := &webhooks.Endpoint{Status: webhooks.EndpointEnabled, RateLimit: 5}
+	alerted := &webhooks.Endpoint{Status: webhooks.EndpointEnabled, BackloggedSince: now.Add(-time.Minute)}
+	for _, tc := range []struct {
+		name  string
+		ep    *webhooks.Endpoint
+		b     webhooks.Backlog
+		shown bool
+		want  string
+	}{
+		{"nothing due", ep, webhooks.Backlog{}, false, ""},
+		{"the queue at work", ep, webhooks.Backlog{Due: 40, OldestDue: now.Add(-20 * time.Second)}, false, ""},
+		{"one", ep, webhooks.Backlog{Due: 1, OldestDue: now.Add(-3 * time.Minute)}, true,
+			"1 delivery is due and waiting to be sent; the oldest has waited 3 min. Your endpoint is not failing: the service is behind on this endpoint."},
+		{"rate limited", limited, webhooks.Backlog{Due: 1840, OldestDue: now.Add(-12 * time.Minute)}, true,
+			"1840 deliveries are due and waiting to be sent; the oldest has waited 12 min. Your endpoint is not failing: the service is behind on this endpoint (its rate limit is 5 a second)."},
+		{"clearing", alerted, webhooks.Backlog{}, true, "The backlog is clearing: nothing due has waited long any more."},
+	} {
+		v := backlogView(tc.ep, tc.b, now)
+		if v.Shown != tc.shown || v.Sentence != tc.want {
+			t.Errorf("%s: shown %t %q, want %t %q", tc.name, v.Shown, v.Sentence, tc.shown, tc.want)
+		}
+	}
+}

@@ -18,6 +18,15 @@ type words struct {
 	Span     string
 	// Retried lists the 4xx statuses that are retried: "408, 425 and 429".
 	Retried string
+	// Probe and ProbeFor are how often, and how long after its disable, an
+	// endpoint that asks for automatic recovery is probed: "1 h", "7 days".
+	Probe, ProbeFor string
+}
+
+// AutoRecover says what automatic recovery does (SPEC 14).
+func (w words) AutoRecover() string {
+	return "If the service disables it for failing, it sends it a ping every " + w.Probe + " for " + w.ProbeFor +
+		"; at the first 2xx it enables it again and recovers what it missed. Never after a 410 Gone or a disable by hand."
 }
 
 func policyWords(p webhooks.RetryPolicy) words {

@@ -130,6 +130,22 @@ func (s *Store) Backlogs(ctx context.Context, now, cutoff time.Time) ([]webhooks
 	return backlogs, alerted, txError(err)
 }
 
+// Backlog implements driver.Maintenance.
+func (s *Store) Backlog(ctx context.Context, endpointID string, now time.Time) (webhooks.Backlog, error) {
+	b := webhooks.Backlog{EndpointID: endpointID}
+	if !webhooks.ValidID(endpointID) {
+		return b, nil
+	}
+	var oldest *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT min(t), count(*) FROM (
+			SELECT since AS t `+qBacklog+` AND endpoint_id = $2
+			UNION ALL SELECT lease_expires `+qLapsedDue+` AND endpoint_id = $2) d`, ts(now), endpointID).Scan(&oldest, &b.Due)
+	if oldest != nil {
+		b.OldestDue = oldest.UTC()
+	}
+	return read(b, err)
+}
+
 // ToProbe implements driver.Maintenance.
 func (s *Store) ToProbe(ctx context.Context, since, probeBefore time.Time, limit int) ([]*webhooks.Endpoint, error) {
 	return read(queryAll(ctx, s.pool, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints

@@ -33,10 +33,10 @@ const (
 //     outbox holds, as soon as a transaction stores an entry, and every
 //     OutboxInterval unasked (what a process that died left);
 //   - purge: every PurgeInterval, deletes what is older than Retention;
-//   - backlog: raises and clears the backlog alerts (a tenth of
-//     BacklogAlert apart, between 1 s and 30 s);
-//   - recovery: sends the probes of automatic recovery that are due (a
-//     tenth of RecoveryProbe apart, between 1 s and 1 min);
+//   - backlog: every BacklogInterval, raises and clears the backlog
+//     alerts;
+//   - recovery: every RecoveryInterval, sends the probes of automatic
+//     recovery that are due;
 //   - with a database that several processes share: notify (one NOTIFY
 //     for the due work of the commits of the last few milliseconds that
 //     this process has no room for), listen (wakes the engine for the
@@ -49,12 +49,12 @@ func (s *Service) background() []maintenance.Service {
 		&maintenance.Periodic{ServiceName: "purge", Interval: s.cfg.PurgeInterval, First: time.Minute, Work: s.purge, Logger: s.cfg.Logger},
 	}
 	if alert := orDefault(s.cfg.BacklogAlert, webhooks.DefaultBacklogAlert); alert > 0 {
-		services = append(services, &maintenance.Periodic{ServiceName: "backlog", Interval: min(max(alert/10, time.Second), 30*time.Second),
-			Work: s.checkBacklogs, Logger: s.cfg.Logger})
+		every := cmp.Or(s.cfg.BacklogInterval, min(max(alert/10, time.Second), 30*time.Second))
+		services = append(services, &maintenance.Periodic{ServiceName: "backlog", Interval: every, Work: s.checkBacklogs, Logger: s.cfg.Logger})
 	}
 	probe := orDefault(s.cfg.RecoveryProbe, webhooks.DefaultRecoveryProbe)
-	services = append(services, &maintenance.Periodic{ServiceName: "recovery", Interval: min(max(probe/10, time.Second), time.Minute),
-		Work: s.probeDisabled, Logger: s.cfg.Logger})
+	every := cmp.Or(s.cfg.RecoveryInterval, min(max(probe/10, time.Second), time.Minute))
+	services = append(services, &maintenance.Periodic{ServiceName: "recovery", Interval: every, Work: s.probeDisabled, Logger: s.cfg.Logger})
 	if s.cluster == nil {
 		return services
 	}

@@ -94,6 +94,12 @@ type Config struct {
 	// (webhooks.DefaultRecoveryProbe, DefaultRecoveryFor).
 	RecoveryProbe time.Duration
 	RecoveryFor   time.Duration
+	// BacklogInterval and RecoveryInterval are how often the backlog
+	// alerts are checked and the due probes sent. Zero takes a tenth of
+	// BacklogAlert (between 1 s and 30 s) and of RecoveryProbe (between 1
+	// s and 1 min); tests on a fake clock set them.
+	BacklogInterval  time.Duration
+	RecoveryInterval time.Duration
 	// Retention is how long events, deliveries and attempts are kept.
 	// Defaults to 90 days.
 	Retention time.Duration
@@ -247,6 +253,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s.App.UseKeys(keys)
 	portalHandler, err := portal.New(portal.Config{
 		App: s.App, Sessions: sessions, AllowHTTP: cfg.AllowHTTP, PublicURL: cfg.PublicURL, Policy: s.Engine.Policy(),
+		RecoveryProbe: orDefault(cfg.RecoveryProbe, webhooks.DefaultRecoveryProbe), RecoveryFor: orDefault(cfg.RecoveryFor, webhooks.DefaultRecoveryFor),
 		Now: cfg.Now, Logger: cfg.Logger,
 	})
 	if err != nil {

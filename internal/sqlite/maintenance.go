@@ -59,6 +59,17 @@ func (s *Store) Backlogs(ctx context.Context, now, cutoff time.Time) ([]webhooks
 	return backlogs, alerted, dbError(err)
 }
 
+// Backlog implements driver.Maintenance.
+func (s *Store) Backlog(ctx context.Context, endpointID string, now time.Time) (webhooks.Backlog, error) {
+	b := webhooks.Backlog{EndpointID: endpointID}
+	var oldest sql.NullInt64
+	err := s.read.QueryRowContext(ctx, `SELECT min(t), count(*) FROM (
+			SELECT due_since AS t `+qBacklog+` AND endpoint_id = ?2
+			UNION ALL SELECT lease_expires `+qLapsedDue+` AND endpoint_id = ?2)`, ms(now), endpointID).Scan(&oldest, &b.Due)
+	b.OldestDue = fromMS(oldest)
+	return b, dbError(err)
+}
+
 // ToProbe implements driver.Maintenance.
 func (s *Store) ToProbe(ctx context.Context, since, probeBefore time.Time, limit int) ([]*webhooks.Endpoint, error) {
 	return read(queryAll(ctx, s.read, scanEndpoint, `SELECT `+endpointCols+` FROM endpoints INDEXED BY endpoints_to_probe

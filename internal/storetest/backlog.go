@@ -60,6 +60,13 @@ func testBacklog(t *testing.T, open func(t *testing.T) Store) {
 				if !slices.EqualFunc(backlogs, want, sameBacklog) {
 					t.Errorf("%s: Backlogs %+v, want %+v", when, backlogs, want)
 				}
+				one, err := s.Backlog(t.Context(), e.ID, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := (webhooks.Backlog{EndpointID: e.ID, OldestDue: oldest, Due: due}); !sameBacklog(one, w) {
+					t.Errorf("%s: Backlog %+v, want %+v", when, one, w)
+				}
 			}
 			check("registered", at(time.Minute), 1, t0)
 			// Held back for a rate limit: still due since t0.

@@ -3,11 +3,11 @@
 -- since is when a queued delivery's first attempt or next retry came due:
 -- a deferral for a rate limit or a cap moves due, not this. The backlog
 -- index holds what is due and not started (unleased, not waiting behind
--- another of its chain), by that moment: the deliveries handed to an
--- engine at registration never enter it.
+-- another of its chain), each endpoint's by that moment: the deliveries
+-- handed to an engine at registration never enter it.
 ALTER TABLE queue ADD COLUMN since timestamptz;
 UPDATE queue SET since = due;
-CREATE INDEX queue_backlog ON queue (since, endpoint_id)
+CREATE INDEX queue_backlog ON queue (endpoint_id, since)
   WHERE due IS NOT NULL AND NOT waiting AND lease_expires IS NULL;
 -- When the alert of the episode under way fired, and when the service
 -- last probed an endpoint disabled for failing.

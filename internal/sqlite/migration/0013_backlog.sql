@@ -3,11 +3,11 @@
 -- due_since is when a pending delivery's first attempt or next retry came
 -- due: a deferral for a rate limit or a cap moves next_attempt_at, not
 -- this. The backlog index holds what is due and not started (unleased, not
--- waiting behind another of its chain), by that moment: the deliveries
--- handed to an engine at registration never enter it.
+-- waiting behind another of its chain), each endpoint's by that moment:
+-- the deliveries handed to an engine at registration never enter it.
 ALTER TABLE deliveries ADD COLUMN due_since INTEGER;
 UPDATE deliveries SET due_since = next_attempt_at WHERE status = 'pending';
-CREATE INDEX deliveries_backlog ON deliveries (due_since, endpoint_id)
+CREATE INDEX deliveries_backlog ON deliveries (endpoint_id, due_since)
   WHERE status = 'pending' AND lease_expires IS NULL AND waiting_for IS NULL;
 -- When the alert of the episode under way fired, and when the service
 -- last probed an endpoint disabled for failing.
