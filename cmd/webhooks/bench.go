@@ -67,6 +67,8 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", 1, fmt.Sprintf("events per request: 1 through POST /v1/events, 2 to %d through POST /v1/events/batch", bench.MaxBatch))
 	endpoints := fs.Int("endpoints", 0, "run one scenario with this many endpoints per event (default: 1 flat out, 1 at half that rate, 10 flat out)")
 	rate := fs.Float64("rate", 0, "with -endpoints: events per second, in requests of -batch events (0 is as fast as possible)")
+	keys := fs.Int("keys", 0, "with -endpoints: give the events ordering keys, taken in turn from this many")
+	ordered := fs.Bool("ordered", false, "with -endpoints: create the endpoints ordered (one delivery at a time per ordering key)")
 	sinkHost := fs.String("sink-host", "127.0.0.1", "address the sink listens on, as the service reaches it")
 	verbose := fs.Bool("v", false, "log the service's warnings")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -87,7 +89,14 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	if *endpoints > 0 {
-		cfg.Scenarios = []bench.Scenario{{Name: fmt.Sprintf("%d endpoint(s)", *endpoints), Endpoints: *endpoints, Rate: *rate}}
+		name := fmt.Sprintf("%d endpoint(s)", *endpoints)
+		if *keys > 0 {
+			name += fmt.Sprintf(", %d keys", *keys)
+		}
+		if *ordered {
+			name += ", ordered"
+		}
+		cfg.Scenarios = []bench.Scenario{{Name: name, Endpoints: *endpoints, Rate: *rate, Keys: *keys, Ordered: *ordered}}
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

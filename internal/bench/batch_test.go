@@ -14,7 +14,7 @@ import (
 // TestBatchBody: a batch body is {"events": [...]} of n events, each the
 // very body POST /v1/events takes, stamped with the one send time.
 func TestBatchBody(t *testing.T) {
-	single := eventBody("co_1", 1234567890)
+	single := appendEvent(nil, "co_1", 1234567890, "")
 	var one map[string]any
 	if err := json.Unmarshal(single, &one); err != nil {
 		t.Fatalf("event body %s: %v", single, err)
@@ -23,7 +23,7 @@ func TestBatchBody(t *testing.T) {
 		t.Errorf("event body: got %s", single)
 	}
 	for _, n := range []int{1, 2, 10, MaxBatch} {
-		body := batchBody("co_1", n, 1234567890)
+		body := (&apiClient{}).batchBody("co_1", n, 1234567890)
 		var b struct {
 			Events []json.RawMessage `json:"events"`
 		}
@@ -40,6 +40,17 @@ func TestBatchBody(t *testing.T) {
 				t.Errorf("n=%d: event %d is %s, want %s", n, i, e, single)
 			}
 		}
+	}
+	// With keys, each event takes the next in turn.
+	keyed := &apiClient{keys: 3}
+	var keys []string
+	for range 4 {
+		var ev map[string]any
+		json.Unmarshal(appendEvent(nil, "co_1", 1, keyed.nextKey()), &ev)
+		keys = append(keys, fmt.Sprint(ev["ordering_key"]))
+	}
+	if strings.Join(keys, " ") != "inv_1 inv_2 inv_0 inv_1" {
+		t.Errorf("ordering keys: got %v", keys)
 	}
 	// The sink reads the send time back out of the delivered event.
 	if !strings.Contains(string(single), `"sent_at":1234567890}`) {

@@ -51,6 +51,10 @@ type Scenario struct {
 	// endpoints * Fraction.
 	RateOf   string
 	Fraction float64
+	// Keys, if set, gives the events ordering keys, taken in turn from
+	// that many (SPEC 18); Ordered creates the endpoints ordered.
+	Keys    int
+	Ordered bool
 }
 
 // Config configures a run.
@@ -302,7 +306,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		res.CPUShared = true
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Producers * 2, MaxIdleConns: cfg.Producers * 2}, Timeout: 30 * time.Second}
-	api := &apiClient{bases: bases, key: adminKey, http: client}
+	api := &apiClient{bases: bases, key: adminKey, http: client, keys: sc.Keys, ordered: sc.Ordered}
 	companyID, err := api.setup(sc.Endpoints, sink.url)
 	if err != nil {
 		return res, err
@@ -451,6 +455,11 @@ type apiClient struct {
 	next  atomic.Uint64
 	key   string
 	http  *http.Client
+	// keys and ordered are the scenario's (Scenario.Keys, Ordered); seq
+	// takes the events' keys in turn.
+	keys    int
+	ordered bool
+	seq     atomic.Uint64
 }
 
 func (c *apiClient) call(method, path string, body []byte, want int) ([]byte, error) {
@@ -497,7 +506,7 @@ func (c *apiClient) setup(n int, sinkURL string) (string, error) {
 	}
 	json.Unmarshal(out, &co)
 	for i := 0; i < n; i++ {
-		body := fmt.Sprintf(`{"url":"%s/e%d","enabled_events":["invoice.*"],"livemode":false}`, sinkURL, i)
+		body := fmt.Sprintf(`{"url":"%s/e%d","enabled_events":["invoice.*"],"livemode":false,"ordered":%t}`, sinkURL, i, c.ordered)
 		if _, err := c.call("POST", "/v1/companies/"+co.ID+"/webhook_endpoints", []byte(body), 201); err != nil {
 			return "", err
 		}
@@ -512,26 +521,35 @@ func (c *apiClient) setup(n int, sinkURL string) (string, error) {
 func (c *apiClient) register(companyID string, n int) (int, error) {
 	sentAt := time.Now().UnixNano()
 	if n <= 1 {
-		if _, err := c.call("POST", "/v1/events", eventBody(companyID, sentAt), 201); err != nil {
+		if _, err := c.call("POST", "/v1/events", appendEvent(nil, companyID, sentAt, c.nextKey()), 201); err != nil {
 			return 0, err
 		}
 		return 1, nil
 	}
-	out, err := c.call("POST", "/v1/events/batch", batchBody(companyID, n, sentAt), 200)
+	out, err := c.call("POST", "/v1/events/batch", c.batchBody(companyID, n, sentAt), 200)
 	if err != nil {
 		return 0, err
 	}
 	return batchOutcome(out, n)
 }
 
-// eventBody is the POST /v1/events body of one bench event.
-func eventBody(companyID string, sentAt int64) []byte {
-	return appendEvent(nil, companyID, sentAt)
+// nextKey is the next event's ordering key: empty without keys.
+func (c *apiClient) nextKey() string {
+	if c.keys <= 0 {
+		return ""
+	}
+	return "inv_" + strconv.FormatUint(c.seq.Add(1)%uint64(c.keys), 10)
 }
 
-func appendEvent(b []byte, companyID string, sentAt int64) []byte {
+// appendEvent appends the POST /v1/events body of one bench event, with
+// the ordering key key if it is not empty.
+func appendEvent(b []byte, companyID string, sentAt int64, key string) []byte {
 	b = append(b, `{"type":"invoice.sent","company_id":"`...)
 	b = append(b, companyID...)
+	if key != "" {
+		b = append(b, `","ordering_key":"`...)
+		b = append(b, key...)
+	}
 	b = append(b, `","livemode":false,"data":{"object":{"object":"invoice","number":"FAC-BENCH","total":"1210.00","currency":"EUR","sent_at":`...)
 	b = strconv.AppendInt(b, sentAt, 10)
 	return append(b, `}}}`...)
@@ -540,13 +558,13 @@ func appendEvent(b []byte, companyID string, sentAt int64) []byte {
 // batchBody is the POST /v1/events/batch body of n bench events, all
 // stamped with one send time: each event's latency counts from its
 // request's sending, as a client that batches would see it.
-func batchBody(companyID string, n int, sentAt int64) []byte {
+func (c *apiClient) batchBody(companyID string, n int, sentAt int64) []byte {
 	b := append(make([]byte, 0, 16+n*200), `{"events":[`...)
 	for i := range n {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendEvent(b, companyID, sentAt)
+		b = appendEvent(b, companyID, sentAt, c.nextKey())
 	}
 	return append(b, `]}`...)
 }

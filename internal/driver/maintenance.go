@@ -19,19 +19,22 @@ type Maintenance interface {
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
 	// QueueStats measures the work queue at now.
 	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
-	// Backlogs returns the endpoints (not deleted) whose oldest due
-	// delivery (webhooks.Backlog; one waiting behind another of its chain
-	// is not due) came due before cutoff, each with how many are due at
-	// now; and the endpoints whose backlog alert is on (BackloggedSince
-	// set).
-	Backlogs(ctx context.Context, now, cutoff time.Time) (over []webhooks.Backlog, alerted []string, err error)
+	// Backlogs returns the due deliveries at now (webhooks.Backlog: the
+	// pending ones no unexpired claim holds, parked and deferred ones too,
+	// each due since its attempt was, a lapsed claim's since its lease
+	// ended; one waiting behind another of its chain is not due) of each
+	// endpoint whose oldest came due at or before cutoff or whose backlog
+	// alert is on; and the endpoints (not deleted) whose alert is on
+	// (BackloggedSince set), due deliveries or not.
+	Backlogs(ctx context.Context, now, cutoff time.Time) (backlogs []webhooks.Backlog, alerted []string, err error)
 	// Backlog returns one endpoint's due deliveries at now, as Backlogs
 	// counts them.
 	Backlog(ctx context.Context, endpointID string, now time.Time) (webhooks.Backlog, error)
-	// ToProbe returns up to limit enabled-again candidates: endpoints
-	// disabled for failing (DisabledFailing) that ask for automatic
-	// recovery, disabled at or after since and at or before probeBefore,
-	// and not probed since probeBefore.
+	// ToProbe returns up to limit endpoints to probe for automatic
+	// recovery, oldest disable first: disabled for failing
+	// (DisabledFailing), asking for it (AutoRecover), disabled at or after
+	// since and at or before probeBefore, and not probed after
+	// probeBefore.
 	ToProbe(ctx context.Context, since, probeBefore time.Time, limit int) ([]*webhooks.Endpoint, error)
 }
 
