@@ -40,6 +40,9 @@ type Event struct {
 	// attempt's span links to the registration; Find and List leave it
 	// out. It is the platform's trace: it never goes to a receiver.
 	Traceparent string
+	// ErasedAt is when the event's payload was erased (SPEC 19): Object is
+	// then nil. Zero while it is not.
+	ErasedAt time.Time
 }
 
 // IsAccountEvent reports whether the event is an account.* event, which only

@@ -103,6 +103,9 @@ type RecoverCandidate struct {
 	Delivery     *Delivery
 	EventCreated time.Time
 	EventTest    bool
+	// EventErased: the event was erased (or its erasure is under way, see
+	// driver.Store.FindEvent); its deliveries cannot be sent again.
+	EventErased bool
 }
 
 // ClaimRequest asks the delivery engine's queue for due deliveries to
