@@ -127,9 +127,13 @@ func (a *App) CreatePortalSession(ctx context.Context, c Caller, accountID strin
 	return &PortalLink{URL: strings.TrimRight(a.cfg.PublicURL, "/") + "/portal/sessions/" + token, Expires: expires}, nil
 }
 
-// ListAudit lists an account's audit log, newest first.
+// ListAudit lists an account's audit log, newest first. The log of a
+// deleted account is kept, and the admin reads it still (SPEC 19).
 func (a *App) ListAudit(ctx context.Context, c Caller, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 	acct, err := a.Account(ctx, c, accountID)
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND && c.IsAdmin() && webhooks.ValidID(accountID) {
+		acct, err = a.cfg.Store.FindDeletedAccount(ctx, accountID)
+	}
 	if err != nil {
 		return nil, err
 	}

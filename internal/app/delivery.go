@@ -90,6 +90,9 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 		if err := webhooks.CheckResend(action, ep, locked, ev.Created, now); err != nil {
 			return err
 		}
+		if ev.Erased() {
+			return webhooks.EventErased(ev.ID)
+		}
 		if action == webhooks.ActionRetry {
 			locked.Rearm(now)
 			if err := tx.Rearm(ctx, []*webhooks.Delivery{locked}); err != nil {
@@ -164,11 +167,12 @@ func (a *App) Recover(ctx context.Context, c Caller, ref EndpointRef, in Recover
 			return err
 		}
 		// What a resend by hand of each would allow, test events aside
-		// but for an outage rehearsal's, whose recovery it rehearses;
+		// but for an outage rehearsal's, whose recovery it rehearses, and
+		// erased events, which have nothing left to send;
 		// replays are made in the order of their originals.
 		var ds []*webhooks.Delivery
 		for _, cd := range cands {
-			if (!cd.EventTest || cd.Delivery.Rehearsal()) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+			if (!cd.EventTest || cd.Delivery.Rehearsal()) && !cd.EventErased && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
 				ds = append(ds, cd.Delivery)
 			}
 		}

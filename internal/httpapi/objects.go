@@ -60,6 +60,7 @@ type eventJSON struct {
 	AccountID     string          `json:"account_id"`
 	CompanyID     *string         `json:"company_id"`
 	Data          json.RawMessage `json:"data"`
+	ErasedAt      *int64          `json:"erased_at"`
 }
 
 func eventObject(e *webhooks.Event) eventJSON {
@@ -70,7 +71,7 @@ func eventObject(e *webhooks.Event) eventJSON {
 	return eventJSON{
 		ID: e.ID, Object: "event", Type: e.Type, APIVersion: e.APIVersion, Created: e.Created.Unix(),
 		Livemode: e.Livemode, Test: e.Test, CorrelationID: optional(e.CorrelationID),
-		AccountID: e.AccountID, CompanyID: optional(e.CompanyID), Data: data,
+		AccountID: e.AccountID, CompanyID: optional(e.CompanyID), Data: data, ErasedAt: optionalTime(e.ErasedAt),
 	}
 }
 
