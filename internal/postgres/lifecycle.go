@@ -190,15 +190,15 @@ func (t *txn) NextErasure(ctx context.Context) (*webhooks.Erasure, error) {
 // indexes, in (created, id) order, give the next chunk after the job's
 // cursor without reading what earlier chunks erased.
 func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (int, error) {
-	owner := "company_id = $1::uuid"
+	owner, ownerID := "company_id = $1::uuid", e.CompanyID
 	if e.CompanyID == "" {
-		owner = "account_id = $2::uuid AND NOT operational"
+		owner, ownerID = "account_id = $1::uuid AND NOT operational", e.AccountID
 	}
 	rows, err := t.Query(ctx, `SELECT id::text, created FROM events
 		WHERE `+owner+` AND NOT test
-		AND (created, id) > (SELECT coalesce(after_created, '-infinity'), coalesce(after_id, '00000000-0000-0000-0000-000000000000') FROM erasures WHERE id = $3)
-		ORDER BY created, id LIMIT $4`,
-		optionalID(e.CompanyID), optionalID(e.AccountID), e.ID, limit)
+		AND (created, id) > (SELECT coalesce(after_created, '-infinity'), coalesce(after_id, '00000000-0000-0000-0000-000000000000') FROM erasures WHERE id = $2)
+		ORDER BY created, id LIMIT $3`,
+		ownerID, e.ID, limit)
 	if err != nil {
 		return 0, err
 	}

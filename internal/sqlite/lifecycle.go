@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -81,13 +82,14 @@ func (s *Store) FindDeletedAccount(ctx context.Context, id string) (*webhooks.Ac
 	return &a, nil
 }
 
-// endPendingSet ends failed with ReasonEventErased the pending deliveries
-// that set (a condition on the deliveries table) selects, as EndPending
-// does: a claimed one keeps its claim, so that its attempt still records.
+// endPending ends failed with ReasonEventErased the pending deliveries
+// that set (a condition on the deliveries table, whose arguments are
+// numbered from ?4) selects, as EndPending does: a claimed one keeps its
+// claim, so that its attempt still records.
 func (t *txn) endPendingSet(ctx context.Context, now time.Time, set string, args ...any) error {
-	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, manual = 0, parked = 0, updated = ?
-		WHERE status = ? AND `+set,
-		append([]any{webhooks.DeliveryFailed, webhooks.ReasonEventErased, ms(now), webhooks.DeliveryPending}, args...)...)
+	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?1, reason = ?2, next_attempt_at = NULL, manual = 0, parked = 0, updated = ?3
+		WHERE status = 'pending' AND `+set,
+		append([]any{webhooks.DeliveryFailed, webhooks.ReasonEventErased, ms(now)}, args...)...)
 	return err
 }
 
@@ -101,7 +103,7 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 		args[i] = id
 	}
 	in := `(` + placeholders(len(ids)) + `)`
-	if err := t.endPendingSet(ctx, at, `event_id IN `+in, args...); err != nil {
+	if err := t.endPendingSet(ctx, at, `event_id IN (`+numbered(4, len(ids))+`)`, args...); err != nil {
 		return err
 	}
 	for _, q := range []string{
@@ -118,14 +120,14 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 }
 
 // erasureEvents is the condition on events (alias e) that selects an
-// erasure's: ?1 its company, or ?2 its account.
-const erasureEvents = `e.test = 0 AND ((?1 IS NOT NULL AND e.company_id = ?1) OR (?2 IS NOT NULL AND e.account_id = ?2 AND e.operational = 0))`
+// erasure's: ?5 its company, or ?6 its account.
+const erasureEvents = `e.test = 0 AND ((?5 IS NOT NULL AND e.company_id = ?5) OR (?6 IS NOT NULL AND e.account_id = ?6 AND e.operational = 0))`
 
 // EndPendingOf implements driver.Tx: through the endpoint's pending
 // deliveries (an index holds them), each event read by its key.
 func (t *txn) EndPendingOf(ctx context.Context, endpointID string, e *webhooks.Erasure, now time.Time) error {
-	return t.endPendingSet(ctx, now, `endpoint_id = ?3 AND EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id AND `+erasureEvents+`)`,
-		nullString(e.CompanyID), nullString(e.AccountID), endpointID)
+	return t.endPendingSet(ctx, now, `endpoint_id = ?4 AND EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id AND `+erasureEvents+`)`,
+		endpointID, nullString(e.CompanyID), nullString(e.AccountID))
 }
 
 // InsertErasure implements driver.Tx.
@@ -218,4 +220,16 @@ func (s *Store) Scrub(ctx context.Context) error {
 		return fmt.Errorf("sqlite: scrub: the checkpoint could not finish (readers of an older snapshot): %d of %d frames copied", checkpointed, logFrames)
 	}
 	return nil
+}
+
+// numbered returns "?from, ?from+1, ..." for n arguments.
+func numbered(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "?%d", from+i)
+	}
+	return b.String()
 }
