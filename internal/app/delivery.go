@@ -87,11 +87,11 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 		if err != nil {
 			return err
 		}
+		if ev.Erased() {
+			return webhooks.EventErased(ev.ID) // nothing is left to send
+		}
 		if err := webhooks.CheckResend(action, ep, locked, ev.Created, now); err != nil {
 			return err
-		}
-		if ev.Erased() {
-			return webhooks.EventErased(ev.ID)
 		}
 		if action == webhooks.ActionRetry {
 			locked.Rearm(now)
