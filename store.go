@@ -199,4 +199,7 @@ type QueueStats struct {
 	// Outbox counts the outbox entries not drained yet: operational events
 	// to register, endpoints to disable (see OutboxEntry).
 	Outbox int
+	// Erasures counts the erasure jobs of deleted companies and accounts
+	// whose events are not all erased yet (see Erasure).
+	Erasures int
 }

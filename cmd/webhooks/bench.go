@@ -67,6 +67,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", 1, fmt.Sprintf("events per request: 1 through POST /v1/events, 2 to %d through POST /v1/events/batch", bench.MaxBatch))
 	endpoints := fs.Int("endpoints", 0, "run one scenario with this many endpoints per event (default: 1 flat out, 1 at half that rate, 10 flat out)")
 	rate := fs.Float64("rate", 0, "with -endpoints: events per second, in requests of -batch events (0 is as fast as possible)")
+	erase := fs.Int("erase", 0, "measure a company's erasure under load: fill a company with this many events, then run 1 endpoint flat out and 1 endpoint at half that rate while the company is deleted, and report the erasure's duration and the latencies meanwhile (with -endpoints: that one scenario, erasing)")
 	sinkHost := fs.String("sink-host", "127.0.0.1", "address the sink listens on, as the service reaches it")
 	verbose := fs.Bool("v", false, "log the service's warnings")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -87,7 +88,9 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	if *endpoints > 0 {
-		cfg.Scenarios = []bench.Scenario{{Name: fmt.Sprintf("%d endpoint(s)", *endpoints), Endpoints: *endpoints, Rate: *rate}}
+		cfg.Scenarios = []bench.Scenario{{Name: fmt.Sprintf("%d endpoint(s)", *endpoints), Endpoints: *endpoints, Rate: *rate, Erase: *erase}}
+	} else if *erase > 0 {
+		cfg.Scenarios = bench.EraseScenarios(*erase)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

@@ -261,7 +261,9 @@ func (a *App) deleted() {
 // left it.
 func (a *App) EraseNext(ctx context.Context, limit int) (more bool, err error) {
 	erased := 0
-	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
+	// A chunk lost in a crash is erased again: its cursor rolls back with
+	// it. So it need not wait for the disk.
+	err = a.cfg.Store.InLazyTx(ctx, func(tx Tx) error {
 		job, err := tx.NextErasure(ctx)
 		if err != nil || job == nil {
 			return err

@@ -88,6 +88,11 @@ type Store interface {
 	// InTx runs fn in one durable transaction, committed if fn returns
 	// nil.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// InLazyTx runs fn as InTx does, committed with Lazy durability: for
+	// work that a crash may lose and that is then done again, such as a
+	// chunk of an erasure, whose job and cursor roll back with it. The
+	// next durable commit makes it durable too.
+	InLazyTx(ctx context.Context, fn func(tx Tx) error) error
 }
 
 // CountFilter selects the deliveries CountDeliveries counts.

@@ -23,8 +23,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 				AND (lease_expires IS NULL OR lease_expires <= $1)),
 			(SELECT min(due) FROM queue WHERE parked)),
 		(SELECT count(*) FROM queue WHERE lease_expires > $1),
-		(SELECT count(*) FROM outbox)`, ts(now)).
-		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox)
+		(SELECT count(*) FROM outbox),
+		(SELECT count(*) FROM erasures)`, ts(now)).
+		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox, &st.Erasures)
 	if oldest != nil {
 		st.OldestDue = oldest.UTC()
 	}

@@ -23,8 +23,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 		(SELECT count(*) FROM deliveries WHERE status = 'pending' AND parked = 1),
 		(SELECT min(next_attempt_at) FROM deliveries WHERE status = 'pending' AND parked = 1),
 		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1),
-		(SELECT count(*) FROM outbox)`, ms(now)).
-		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight, &st.Outbox)
+		(SELECT count(*) FROM outbox),
+		(SELECT count(*) FROM erasures)`, ms(now)).
+		Scan(&waiting, &oldestWaiting, &parked, &oldestParked, &st.InFlight, &st.Outbox, &st.Erasures)
 	err = dbError(err)
 	st.Due = waiting + parked
 	st.OldestDue = fromMS(oldestWaiting)

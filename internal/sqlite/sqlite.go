@@ -245,6 +245,11 @@ func (s *Store) InTx(ctx context.Context, fn func(tx driver.Tx) error) error {
 	return s.inTx(ctx, func(tx *txn) error { return fn(tx) })
 }
 
+// InLazyTx implements driver.Store: fn runs in a lazy write transaction.
+func (s *Store) InLazyTx(ctx context.Context, fn func(tx driver.Tx) error) error {
+	return s.inTxWith(ctx, lazy, func(tx *txn) error { return fn(tx) })
+}
+
 // inTx runs fn in a durable write transaction.
 func (s *Store) inTx(ctx context.Context, fn func(tx *txn) error) error {
 	return s.inTxWith(ctx, durable, fn)
