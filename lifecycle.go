@@ -87,4 +87,4 @@ type Erasure struct {
 // ErasureChunk is how many events one transaction of an erasure erases:
 // a few milliseconds of writes, so that registrations and deliveries go on
 // between chunks.
-const ErasureChunk = 200
+const ErasureChunk = 50

@@ -144,10 +144,12 @@ func DefaultScenarios() []Scenario {
 }
 
 // EraseScenarios measure the erasure of a company of n events (SPEC 19)
-// while the service delivers at half its flat-out rate.
+// while the service delivers at half its flat-out rate, beside the same
+// rate without an erasure.
 func EraseScenarios(n int) []Scenario {
 	return []Scenario{
 		{Name: "1 endpoint, max rate", Endpoints: 1},
+		{Name: "1 endpoint, half rate", Endpoints: 1, RateOf: "1 endpoint, max rate", Fraction: 0.5},
 		{Name: "1 endpoint, half rate, erasing", Endpoints: 1, RateOf: "1 endpoint, max rate", Fraction: 0.5, Erase: n},
 	}
 }
