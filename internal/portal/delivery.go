@@ -27,8 +27,8 @@ type DeliveryPage struct {
 	// Erased is set when the event's payload was erased (SPEC 19): the
 	// body and the answers' bodies are gone, and nothing can be sent
 	// again.
-	Erased   bool
-	ErasedAt TimeView
+	Erased       bool
+	ErasedAt     TimeView
 	ReplayOfLink string
 	// Replayed says what became of this delivery's replays (nil: none).
 	Replayed *ReplayedView

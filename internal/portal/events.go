@@ -24,11 +24,11 @@ type EventsPage struct {
 
 // EventRow is one event and its deliveries.
 type EventRow struct {
-	ID         string
-	Type       string
-	Created    TimeView
-	Company    string // empty for an account event about no company
-	NIF        string
+	ID      string
+	Type    string
+	Created TimeView
+	Company string // empty for an account event about no company
+	NIF     string
 	// Erased: the event's payload was erased (SPEC 19); its deliveries
 	// stay, without their bodies.
 	Erased     bool
