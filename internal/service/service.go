@@ -145,7 +145,7 @@ type Service struct {
 	// The background services (see background).
 	outbox, notify, erase *maintenance.Periodic
 	// scrubDue is set when something was erased or purged since the last
-	// scrub (and at start: what a crash left).
+	// scrub (and at start on SQLite: what a crash left in the WAL).
 	scrubDue atomic.Bool
 	cfg      Config
 }
@@ -188,7 +188,9 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cluster: cluster, cfg: cfg}
 	s.outbox = &maintenance.Periodic{ServiceName: "outbox", Interval: cfg.OutboxInterval, First: time.Millisecond, Work: s.drainOutbox, Logger: cfg.Logger}
 	s.erase = &maintenance.Periodic{ServiceName: "erase", Interval: cfg.EraseInterval, First: time.Second, Work: s.eraseJobs, Logger: cfg.Logger}
-	s.scrubDue.Store(true)
+	// After a start on SQLite, what a crash left in the WAL; PostgreSQL
+	// keeps no such thing across a restart.
+	s.scrubDue.Store(cluster == nil)
 	s.notify = &maintenance.Periodic{ServiceName: "notify", MinGap: notifyGap, Work: s.notifyOthers, Logger: cfg.Logger}
 	s.Registrar = queue.NewRegistrar(store, s.announce)
 	s.Queue = queue.NewQueue(store, queue.QueueConfig{
