@@ -202,7 +202,10 @@ type Tx interface {
 	// traceparent, its deliveries' bodies and their attempts' response
 	// bodies; each pending delivery of theirs ends failed with
 	// webhooks.ReasonEventErased (one being attempted keeps its claim, as
-	// EndPending's do). Ids that name no event are skipped.
+	// EndPending's do, and its attempt, recorded later, is stored without
+	// its response body: the statement that stores a record knows an
+	// erased delivery by its empty body, which no other delivery has).
+	// Ids that name no event are skipped.
 	EraseEvents(ctx context.Context, ids []string, at time.Time) error
 	// EndPendingOf ends failed, with webhooks.ReasonEventErased, the
 	// endpoint's pending deliveries of the events the erasure will erase,

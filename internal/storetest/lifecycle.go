@@ -123,6 +123,30 @@ func testLifecycle(t *testing.T, open func(t *testing.T) Store) {
 			checkTime(t, "stored erased_at after a second erase", MustFindEvent(t, s, ev.ID).ErasedAt, at(time.Hour))
 		})
 
+		t.Run("InFlight", func(t *testing.T) {
+			// An attempt under way when the event is erased records its
+			// outcome, without the receiver's answer.
+			s := setup(t, open)
+			f := newLifecycleFixture(t, s)
+			ev, ds := f.register(t, s, at(time.Minute), "")
+			claim := MustClaimOne(t, s, ds[1].ID, at(time.Minute))
+			if _, err := UseCases(s, at(time.Minute+10*time.Second)).EraseEvent(t.Context(), admin, ev.ID); err != nil {
+				t.Fatal(err)
+			}
+			MustRecord(t, s, NewRecord(claim, at(time.Minute+20*time.Second), 503, retryAt(at(time.Hour))))
+			d := MustFindDelivery(t, s, ds[1].ID)
+			if len(d.Attempts) != 1 {
+				t.Fatalf("the attempt in flight at the erasure: got %d attempts, want 1", len(d.Attempts))
+			}
+			if a := d.Attempts[0]; a.ResponseBody != "" || a.ResponseStatus != 503 {
+				t.Errorf("the attempt in flight at the erasure: got status %d, response body %q; want 503 without its response body", a.ResponseStatus, a.ResponseBody)
+			}
+			checkState(t, "the delivery in flight at the erasure", d, webhooks.Transition{Status: webhooks.DeliveryFailed, Reason: webhooks.ReasonEventErased}, 1)
+			if len(d.Body) != 0 {
+				t.Errorf("the delivery in flight at the erasure: body %q, want none", d.Body)
+			}
+		})
+
 		t.Run("Resend", func(t *testing.T) {
 			s := setup(t, open)
 			f := newLifecycleFixture(t, s)
