@@ -122,6 +122,14 @@ func (a *App) DeleteCompany(ctx context.Context, c Caller, id string) error {
 		if err != nil {
 			return err
 		}
+		// Its account, locked: the account's deletion and this one take
+		// turns (the second finds the company gone).
+		if _, err := tx.LockAccount(ctx, co.AccountID); err != nil {
+			return err
+		}
+		if co, err = tx.FindCompany(ctx, id); err != nil {
+			return err
+		}
 		if err := a.deleteCompany(ctx, tx, c, co, job, now); err != nil {
 			return err
 		}
@@ -194,7 +202,9 @@ func (a *App) DeleteAccount(ctx context.Context, c Caller, id string) error {
 	now := a.cfg.Now()
 	job := &webhooks.Erasure{ID: webhooks.NewID(), AccountID: acct.ID, Created: now}
 	err = a.cfg.Store.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.FindAccount(ctx, acct.ID); err != nil {
+		// Locked first: an account provisioned, or a company created, by a
+		// transaction that commits meanwhile is seen below.
+		if _, err := tx.LockAccount(ctx, acct.ID); err != nil {
 			return err
 		}
 		if managed, err := tx.HasManagedAccounts(ctx, acct.ID); err != nil {

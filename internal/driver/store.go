@@ -179,6 +179,10 @@ type Tx interface {
 	// index answers it).
 	RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error)
 
+	// LockAccount reads an account (not deleted), locked until commit:
+	// a deletion of it and the creation of a company or a managed account
+	// of it take turns. Returns ENOTFOUND.
+	LockAccount(ctx context.Context, id string) (*webhooks.Account, error)
 	// UpdateAccount and UpdateCompany write the name of an account or a
 	// company that exists (not deleted).
 	UpdateAccount(ctx context.Context, a *webhooks.Account) error

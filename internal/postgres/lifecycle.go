@@ -45,6 +45,21 @@ func (t *txn) UpdateCompany(ctx context.Context, c *webhooks.Company) error {
 	return oneRow(tag, err, "company")
 }
 
+// LockAccount implements driver.Tx: FOR NO KEY UPDATE, which creations
+// and deletions take in turn, and which the foreign-key checks of
+// inserts that refer to the account (KEY SHARE: an endpoint's, under its
+// routes' lock) do not wait for, so that no two of them deadlock.
+func (t *txn) LockAccount(ctx context.Context, id string) (*webhooks.Account, error) {
+	if !webhooks.ValidID(id) {
+		return nil, notFound("account")
+	}
+	a, err := scanAccount(t.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1 AND deleted IS NULL FOR NO KEY UPDATE`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound("account")
+	}
+	return a, err
+}
+
 // AccountCompanies implements driver.Tx.
 func (t *txn) AccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
 	if !webhooks.ValidID(accountID) {

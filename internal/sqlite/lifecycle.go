@@ -37,6 +37,12 @@ func (t *txn) updated(res sql.Result, err error) func(kind string) error {
 	}
 }
 
+// LockAccount implements driver.Tx: the write transaction holds the
+// database already.
+func (t *txn) LockAccount(ctx context.Context, id string) (*webhooks.Account, error) {
+	return findAccount(ctx, t, id)
+}
+
 // AccountCompanies implements driver.Tx.
 func (t *txn) AccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
 	return queryAll(ctx, t, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? AND deleted IS NULL ORDER BY created, id`, accountID)

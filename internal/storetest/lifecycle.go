@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,6 +320,38 @@ func testLifecycle(t *testing.T, open func(t *testing.T) Store) {
 	})
 
 	group(t, "DeleteAccount", func(t *testing.T) {
+		t.Run("RacesCreations", func(t *testing.T) {
+			// A deletion and the creation of a managed account or a
+			// company of the account take turns: the account is not deleted
+			// while an account it provisioned exists, and a company
+			// created first is deleted with it.
+			s := setup(t, open)
+			uc := UseCases(s, at(time.Hour))
+			for i := range 8 {
+				p := MustCreateAccount(t, s, "")
+				var delErr, accErr, coErr error
+				var wg sync.WaitGroup
+				wg.Go(func() { delErr = uc.DeleteAccount(t.Context(), admin, p.ID) })
+				wg.Go(func() { _, accErr = uc.CreateAccount(t.Context(), admin, "Client", p.ID) })
+				wg.Go(func() { _, coErr = uc.CreateCompany(t.Context(), admin, p.ID, NewNIF(), "Late SL") })
+				wg.Wait()
+				if delErr == nil && accErr == nil {
+					t.Errorf("round %d: the account was deleted, and a managed account of it was created", i)
+				}
+				if delErr != nil && coErr != nil {
+					t.Errorf("round %d: the deletion was refused (%v), and the company's creation too (%v)", i, delErr, coErr)
+				}
+				if delErr != nil {
+					checkCode(t, "the deletion that lost", delErr, webhooks.EHASMANAGEDACCOUNTS)
+				}
+				if delErr == nil {
+					if l, _ := s.ListCompanies(t.Context(), p.ID, webhooks.Page{Limit: 10}); len(l.Data) != 0 {
+						t.Errorf("round %d: a deleted account has %d companies", i, len(l.Data))
+					}
+				}
+			}
+		})
+
 		t.Run("OK", func(t *testing.T) {
 			s := setup(t, open)
 			p := MustCreateAccount(t, s, "")
