@@ -14,6 +14,10 @@ type Account struct {
 	Name          string
 	ProvisionedBy string // empty when the account is not managed
 	Created       time.Time
+	// Deleted is when the account was deleted (SPEC 19): zero for every
+	// account but a deleted one's tombstone, which only the admin's
+	// reading of its audit log sees.
+	Deleted time.Time
 }
 
 // Managed reports whether another account provisioned a.

@@ -18,6 +18,11 @@ const (
 	AuditDeliveryReplayed       = "webhook_delivery.replayed"
 	AuditAPIKeyCreated          = "api_key.created"
 	AuditAPIKeyRevoked          = "api_key.revoked"
+	AuditAccountUpdated         = "account.updated"
+	AuditAccountDeleted         = "account.deleted"
+	AuditCompanyUpdated         = "company.updated"
+	AuditCompanyDeleted         = "company.deleted"
+	AuditEventErased            = "event.erased"
 )
 
 // Actor types.
@@ -53,7 +58,7 @@ type AuditEntry struct {
 	AccountID  string
 	Actor      Actor
 	Action     string
-	TargetType string // "webhook_endpoint", "webhook_delivery" or "api_key"
+	TargetType string // "webhook_endpoint", "webhook_delivery", "api_key", "account", "company" or "event"
 	TargetID   string
 	Outcome    string
 	ErrorCode  string // for a refused change
@@ -65,4 +70,7 @@ const (
 	TargetEndpoint = "webhook_endpoint"
 	TargetDelivery = "webhook_delivery"
 	TargetAPIKey   = "api_key"
+	TargetAccount  = "account"
+	TargetCompany  = "company"
+	TargetEvent    = "event"
 )

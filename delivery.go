@@ -28,6 +28,9 @@ const (
 	ReasonEndpointDisabled    = "endpoint_disabled"
 	ReasonEndpointDeleted     = "endpoint_deleted"
 	ReasonManualAttemptFailed = "manual_attempt_failed"
+	// ReasonEventErased ends a pending delivery of an event that was
+	// erased (SPEC 19): its body is gone, so there is nothing to send.
+	ReasonEventErased = "event_erased"
 )
 
 // Delivery is one event sent to one endpoint, with its own id, state and

@@ -31,6 +31,10 @@ const (
 	ENOTRESENDABLE     = "delivery_not_resendable"
 	EOUTSIDEWINDOW     = "outside_resend_window"
 	EENDPOINTDISABLED  = "endpoint_disabled"
+	EEVENTERASED       = "event_erased"
+	// EHASMANAGEDACCOUNTS refuses the deletion of an account that
+	// provisioned an account that still exists.
+	EHASMANAGEDACCOUNTS = "account_has_managed_accounts"
 	// 413
 	ETOOLARGE = "request_too_large"
 	// 422: well-formed but not allowed.

@@ -44,6 +44,9 @@ type Event struct {
 	// ask for it (SPEC 18): one at a time per endpoint and key, in
 	// registration order. For an invoice's events, the invoice's id.
 	OrderingKey string
+	// ErasedAt is when the event's payload was erased (SPEC 19): Object is
+	// then nil. Zero while it is not.
+	ErasedAt time.Time
 }
 
 // IsAccountEvent reports whether the event is an account.* event, which only

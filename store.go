@@ -103,6 +103,9 @@ type RecoverCandidate struct {
 	Delivery     *Delivery
 	EventCreated time.Time
 	EventTest    bool
+	// EventErased: the event was erased (or its erasure is under way, see
+	// driver.Store.FindEvent); its deliveries cannot be sent again.
+	EventErased bool
 }
 
 // ClaimRequest asks the delivery engine's queue for due deliveries to
@@ -196,4 +199,7 @@ type QueueStats struct {
 	// Outbox counts the outbox entries not drained yet: operational events
 	// to register, endpoints to disable (see OutboxEntry).
 	Outbox int
+	// Erasures counts the erasure jobs of deleted companies and accounts
+	// whose events are not all erased yet (see Erasure).
+	Erasures int
 }

@@ -57,6 +57,9 @@ func KnownAPIVersion(v string) bool {
 // RenderData returns the event's "data" for payload version v, as compact
 // JSON: the newest version's data, transformed version by version down to v.
 func RenderData(ev *Event, v string) (json.RawMessage, error) {
+	if ev.Erased() {
+		return json.RawMessage(`null`), nil // its payload is gone (SPEC 19)
+	}
 	if v == LatestAPIVersion {
 		// The common case, without parsing the object.
 		var b bytes.Buffer

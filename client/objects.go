@@ -56,7 +56,10 @@ type Event struct {
 	CorrelationID *string   `json:"correlation_id"`
 	AccountID     string    `json:"account_id"`
 	CompanyID     *string   `json:"company_id"`
-	Data          EventData `json:"data"`
+	Data          EventData `json:"data"` // empty once the event is erased
+	// ErasedAt is when the event's payload was erased (unix seconds), nil
+	// while it is not.
+	ErasedAt *int64 `json:"erased_at"`
 }
 
 // EventData is an event's data: its type and the resource it is about, as

@@ -69,6 +69,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	rate := fs.Float64("rate", 0, "with -endpoints: events per second, in requests of -batch events (0 is as fast as possible)")
 	keys := fs.Int("keys", 0, "with -endpoints: give the events ordering keys, taken in turn from this many")
 	ordered := fs.Bool("ordered", false, "with -endpoints: create the endpoints ordered (one delivery at a time per ordering key)")
+	erase := fs.Int("erase", 0, "measure a company's erasure under load: fill a company with this many events, then run 1 endpoint flat out and 1 endpoint at half that rate while the company is deleted, and report the erasure's duration and the latencies meanwhile (with -endpoints: that one scenario, erasing)")
 	sinkHost := fs.String("sink-host", "127.0.0.1", "address the sink listens on, as the service reaches it")
 	verbose := fs.Bool("v", false, "log the service's warnings")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
@@ -96,7 +97,9 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 		if *ordered {
 			name += ", ordered"
 		}
-		cfg.Scenarios = []bench.Scenario{{Name: name, Endpoints: *endpoints, Rate: *rate, Keys: *keys, Ordered: *ordered}}
+		cfg.Scenarios = []bench.Scenario{{Name: name, Endpoints: *endpoints, Rate: *rate, Keys: *keys, Ordered: *ordered, Erase: *erase}}
+	} else if *erase > 0 {
+		cfg.Scenarios = bench.EraseScenarios(*erase)
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)

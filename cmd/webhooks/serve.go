@@ -50,7 +50,7 @@ type serveFlags struct {
 	keySource, generated                                                                 string // where the admin key came from; one made at this start
 	retryJitter                                                                          float64
 	attemptTimeout, retention, pollInterval, shutdownGrace, lease, disableAfter          time.Duration
-	outboxInterval, purgeInterval, keysRefresh                                           time.Duration
+	outboxInterval, purgeInterval, keysRefresh, eraseInterval, scrubInterval             time.Duration
 	backlogAlert, recoveryProbe, recoveryFor                                             time.Duration
 	allowHTTP                                                                            bool
 	concurrency, perEndpoint                                                             int
@@ -190,6 +190,8 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.IntVar(&f.perEndpoint, "endpoint-concurrency", intEnv("ENDPOINT_CONCURRENCY", delivery.DefaultPerEndpoint), "attempts in flight to one endpoint, across all processes (WEBHOOKS_ENDPOINT_CONCURRENCY)")
 	fs.DurationVar(&f.lease, "lease", durationEnv("LEASE", 0), "how long a claim lasts before another process may take the delivery over; default attempt timeout + 30s (WEBHOOKS_LEASE)")
 	fs.DurationVar(&f.pollInterval, "poll-interval", durationEnv("POLL_INTERVAL", delivery.DefaultPollInterval), "safety-net poll for due deliveries (WEBHOOKS_POLL_INTERVAL)")
+	fs.DurationVar(&f.eraseInterval, "erase-interval", durationEnv("ERASE_INTERVAL", service.DefaultEraseInterval), "how often erasure jobs of deleted companies and accounts are looked for unasked, beside the run each deletion asks for (WEBHOOKS_ERASE_INTERVAL)")
+	fs.DurationVar(&f.scrubInterval, "scrub-interval", durationEnv("SCRUB_INTERVAL", service.DefaultScrubInterval), "how often, after erasures or purges, the erased bytes are made to leave the disk: a WAL checkpoint on SQLite, a vacuum on PostgreSQL (WEBHOOKS_SCRUB_INTERVAL)")
 	fs.DurationVar(&f.outboxInterval, "outbox-interval", durationEnv("OUTBOX_INTERVAL", service.DefaultOutboxInterval), "how often the outbox of operational events is drained unasked, beside the drains each commit asks for (WEBHOOKS_OUTBOX_INTERVAL)")
 	fs.DurationVar(&f.purgeInterval, "purge-interval", durationEnv("PURGE_INTERVAL", service.DefaultPurgeInterval), "how often what is older than the retention is purged (WEBHOOKS_PURGE_INTERVAL)")
 	fs.DurationVar(&f.keysRefresh, "keys-refresh", durationEnv("KEYS_REFRESH", service.DefaultKeysRefresh), "with PostgreSQL: how often the admin key is read again, to follow a rotation made by another process (WEBHOOKS_KEYS_REFRESH)")
@@ -222,6 +224,8 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 		PerEndpoint:    f.perEndpoint,
 		PollInterval:   f.pollInterval,
 		OutboxInterval: f.outboxInterval,
+		EraseInterval:  f.eraseInterval,
+		ScrubInterval:  f.scrubInterval,
 		PurgeInterval:  f.purgeInterval,
 		KeysRefresh:    f.keysRefresh,
 		Retention:      f.retention,
@@ -265,8 +269,8 @@ func (c *ServeCommand) config(f *serveFlags, logger *slog.Logger) (service.Confi
 	if f.retention < 24*time.Hour {
 		return cfg, fmt.Errorf("retention %s is too short: keep at least a day (the default is %s)", f.retention, service.DefaultRetention)
 	}
-	if f.outboxInterval <= 0 || f.purgeInterval <= 0 || f.keysRefresh <= 0 {
-		return cfg, errors.New("the outbox interval, the purge interval and the keys refresh must be positive durations")
+	if f.outboxInterval <= 0 || f.purgeInterval <= 0 || f.keysRefresh <= 0 || f.eraseInterval <= 0 || f.scrubInterval <= 0 {
+		return cfg, errors.New("the outbox, purge, erase and scrub intervals and the keys refresh must be positive durations")
 	}
 	if f.concurrency < 1 || f.perEndpoint < 1 {
 		return cfg, errors.New("concurrency and endpoint concurrency must be at least 1")

@@ -27,7 +27,9 @@ func (a *App) CreateAccount(ctx context.Context, c Caller, name, provisionedBy s
 	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
 		if acct.Managed() {
 			// One level only: a managed account provisions no other.
-			p, err := tx.FindAccount(ctx, acct.ProvisionedBy)
+			// Locked: its deletion, which refuses while it provisions an
+			// account, takes turns with this.
+			p, err := tx.LockAccount(ctx, acct.ProvisionedBy)
 			if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 				return webhooks.Errorf(webhooks.EINVALIDPROVISIONING, "provisioned_by %s is not an account.", acct.ProvisionedBy)
 			} else if err != nil {
@@ -127,9 +129,13 @@ func (a *App) CreatePortalSession(ctx context.Context, c Caller, accountID strin
 	return &PortalLink{URL: strings.TrimRight(a.cfg.PublicURL, "/") + "/portal/sessions/" + token, Expires: expires}, nil
 }
 
-// ListAudit lists an account's audit log, newest first.
+// ListAudit lists an account's audit log, newest first. The log of a
+// deleted account is kept, and the admin reads it still (SPEC 19).
 func (a *App) ListAudit(ctx context.Context, c Caller, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 	acct, err := a.Account(ctx, c, accountID)
+	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND && c.IsAdmin() && webhooks.ValidID(accountID) {
+		acct, err = a.cfg.Store.FindDeletedAccount(ctx, accountID)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +168,8 @@ func (a *App) CreateCompany(ctx context.Context, c Caller, accountID, nif, name 
 		return nil, err
 	}
 	err := a.cfg.Store.InTx(ctx, func(tx Tx) error {
-		if _, err := tx.FindAccount(ctx, co.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
+		// Locked: the account's deletion takes turns with this.
+		if _, err := tx.LockAccount(ctx, co.AccountID); webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
 			return webhooks.UnknownAccount(co.AccountID)
 		} else if err != nil {
 			return err

@@ -56,6 +56,12 @@ type Config struct {
 	// DrainOutbox acted on entries (tests wait on it).
 	WakeOutbox func()
 	Drained    func()
+	// WakeErasure, if set, tells what works through the erasure jobs
+	// (EraseNext) that a deletion stored one; Erased, if set, is called
+	// after a transaction that erased or deleted something, so that a
+	// scrub makes the bytes leave the disk (driver.Maintenance.Scrub).
+	WakeErasure func()
+	Erased      func()
 	// Registered, if set, is called for each event registered (metrics).
 	Registered func()
 	// Policy is the engine's retry schedule, which an outage rehearsal
@@ -101,6 +107,12 @@ func New(cfg Config) *App {
 	}
 	if cfg.Drained == nil {
 		cfg.Drained = func() {}
+	}
+	if cfg.WakeErasure == nil {
+		cfg.WakeErasure = func() {}
+	}
+	if cfg.Erased == nil {
+		cfg.Erased = func() {}
 	}
 	if cfg.WakeOutbox == nil {
 		cfg.WakeOutbox = func() {}

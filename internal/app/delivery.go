@@ -88,6 +88,9 @@ func (a *App) Resend(ctx context.Context, c Caller, ref EndpointRef, deliveryID,
 		if err != nil {
 			return err
 		}
+		if ev.Erased() {
+			return webhooks.EventErased(ev.ID) // nothing is left to send
+		}
 		if err := webhooks.CheckResend(action, ep, locked, ev.Created, now); err != nil {
 			return err
 		}
@@ -184,11 +187,12 @@ func recoverIn(ctx context.Context, tx Tx, ep *webhooks.Endpoint, since, until, 
 		return 0, err
 	}
 	// What a resend by hand of each would allow, test events aside but
-	// for an outage rehearsal's, whose recovery it rehearses; replays are
-	// made in the order of their originals.
+	// for an outage rehearsal's, whose recovery it rehearses, and erased
+	// events, which have nothing left to send; replays are made in the
+	// order of their originals.
 	var ds []*webhooks.Delivery
 	for _, cd := range cands {
-		if (!cd.EventTest || cd.Delivery.Rehearsal) && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
+		if (!cd.EventTest || cd.Delivery.Rehearsal) && !cd.EventErased && webhooks.CheckResend(action, ep, cd.Delivery, cd.EventCreated, now) == nil {
 			ds = append(ds, cd.Delivery)
 		}
 	}

@@ -14,7 +14,9 @@
 package bench
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -55,6 +57,13 @@ type Scenario struct {
 	// that many (SPEC 18); Ordered creates the endpoints ordered.
 	Keys    int
 	Ordered bool
+	// Erase, if set, fills another company with this many events (each
+	// with a delivery, stored with its body) before the producers start,
+	// and deletes it once they run: the scenario measures the erasure's
+	// duration (until webhooks_erasures_pending is 0 again) and the
+	// registration-to-arrival latency of the deliveries that arrived
+	// meanwhile. The producers go on until the erasure is over.
+	Erase int
 }
 
 // Config configures a run.
@@ -119,6 +128,13 @@ type Result struct {
 	// unknown.
 	WriteCeiling, CPUCeiling float64
 	Errors                   int
+	// With Scenario.Erase: how long the erasure took from the DELETE's
+	// answer, how long the DELETE took to answer, and the latencies of
+	// the deliveries that arrived meanwhile.
+	EraseTook, EraseAnswer       time.Duration
+	EraseArrivals                int
+	EraseP50, EraseP99, EraseMax time.Duration
+	eraseStart                   time.Time
 }
 
 // DefaultScenarios are the issue's targets: 1 endpoint per event flat out,
@@ -128,6 +144,17 @@ func DefaultScenarios() []Scenario {
 		{Name: "1 endpoint, max rate", Endpoints: 1},
 		{Name: "1 endpoint, half rate", Endpoints: 1, RateOf: "1 endpoint, max rate", Fraction: 0.5},
 		{Name: "10 endpoints, max rate", Endpoints: 10},
+	}
+}
+
+// EraseScenarios measure the erasure of a company of n events (SPEC 19)
+// while the service delivers at half its flat-out rate, beside the same
+// rate without an erasure.
+func EraseScenarios(n int) []Scenario {
+	return []Scenario{
+		{Name: "1 endpoint, max rate", Endpoints: 1},
+		{Name: "1 endpoint, half rate", Endpoints: 1, RateOf: "1 endpoint, max rate", Fraction: 0.5},
+		{Name: "1 endpoint, half rate, erasing", Endpoints: 1, RateOf: "1 endpoint, max rate", Fraction: 0.5, Erase: n},
 	}
 }
 
@@ -186,6 +213,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 			mark(cpuMark, us(r.CPUPerDelivery)), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
+		}
+		if sc.Erase > 0 {
+			fmt.Fprintf(cfg.Out, "  erasure of a company of %d events: answered in %s, erased in %s; meanwhile %d deliveries, p50 %s, p99 %s, max %s\n",
+				sc.Erase, ms(r.EraseAnswer), ms(r.EraseTook), r.EraseArrivals, ms(r.EraseP50), ms(r.EraseP99), ms(r.EraseMax))
 		}
 	}
 	return results, nil
@@ -312,6 +343,13 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		return res, err
 	}
 
+	var eraseCompany string
+	if sc.Erase > 0 {
+		if eraseCompany, err = api.fill(ctx, sc.Erase, sink.url); err != nil {
+			return res, fmt.Errorf("filling the company to erase: %w", err)
+		}
+	}
+
 	var events, failures atomic.Int64
 	var cpuBefore time.Duration
 	if cpu != nil {
@@ -320,6 +358,27 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	scrapedBefore := scrapeAll(client, bases)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
+	var erased chan error
+	if eraseCompany != "" {
+		// The producers run until the erasure is over, however long it
+		// takes, so that its whole duration is measured under load.
+		var cancelRun context.CancelFunc
+		runCtx, cancelRun = context.WithCancel(ctx)
+		defer cancelRun()
+		erased = make(chan error, 1)
+		runStart := time.Now()
+		go func() {
+			err := api.erase(runCtx, eraseCompany, cfg.Duration/4, &res)
+			if rest := time.Until(runStart.Add(cfg.Duration)); err == nil && rest > 0 {
+				select {
+				case <-time.After(rest):
+				case <-runCtx.Done():
+				}
+			}
+			cancelRun()
+			erased <- err
+		}()
+	}
 	// At a set rate, request k is due at start + k×batch/rate, whichever
 	// producer sends it: a producer that falls behind sends at once, so the
 	// rate holds as long as the service keeps up.
@@ -357,6 +416,12 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	stopped := time.Now()
+	if erased != nil {
+		if err := <-erased; err != nil {
+			return res, fmt.Errorf("erasing the company: %w", err)
+		}
+		res.EraseArrivals, res.EraseP50, res.EraseP99, res.EraseMax = sink.between(res.eraseStart, res.eraseStart.Add(res.EraseTook))
+	}
 	want := int(events.Load()) * sc.Endpoints
 	drainCtx, drainCancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer drainCancel()
@@ -514,6 +579,100 @@ func (c *apiClient) setup(n int, sinkURL string) (string, error) {
 	return co.ID, nil
 }
 
+// fill makes a company with an endpoint that is disabled, and registers n
+// events of it: each has a delivery, stored failed (endpoint_disabled)
+// with its body, without an attempt, so that the sink sees none of them.
+// It returns the company's id.
+func (c *apiClient) fill(ctx context.Context, n int, sinkURL string) (string, error) {
+	var a, co, ep struct{ ID string }
+	out, err := c.call("POST", "/v1/accounts", []byte(`{"name":"Bench erasure"}`), 201)
+	if err != nil {
+		return "", err
+	}
+	json.Unmarshal(out, &a)
+	var b [4]byte
+	rand.Read(b[:])
+	num := int(b[0])<<16 | int(b[1])<<8 | int(b[2])
+	nif := fmt.Sprintf("%08d%c", num, "TRWAGMYFPDXBNJZSQVHLCKE"[num%23])
+	if out, err = c.call("POST", "/v1/companies", []byte(`{"account_id":"`+a.ID+`","nif":"`+nif+`","name":"Bench Erasure SL"}`), 201); err != nil {
+		return "", err
+	}
+	json.Unmarshal(out, &co)
+	path := "/v1/companies/" + co.ID + "/webhook_endpoints"
+	if out, err = c.call("POST", path, []byte(`{"url":"`+sinkURL+`/erased","enabled_events":["invoice.*"],"livemode":false}`), 201); err != nil {
+		return "", err
+	}
+	json.Unmarshal(out, &ep)
+	if _, err := c.call("PATCH", path+"/"+ep.ID, []byte(`{"status":"disabled"}`), 200); err != nil {
+		return "", err
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for range 8 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				k := int(next.Add(MaxBatch)) - MaxBatch
+				if k >= n {
+					return
+				}
+				if _, err := c.register(co.ID, min(MaxBatch, n-k)); err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return co.ID, cmp.Or(first, ctx.Err())
+}
+
+// erase waits warm, deletes the company, and waits until no erasure job
+// is left (webhooks_erasures_pending, read on the first base), recording
+// the figures in res.
+func (c *apiClient) erase(ctx context.Context, companyID string, warm time.Duration, res *Result) error {
+	select {
+	case <-time.After(warm):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	res.eraseStart = time.Now()
+	if _, err := c.call("DELETE", "/v1/companies/"+companyID, nil, 204); err != nil {
+		return err
+	}
+	res.EraseAnswer = time.Since(res.eraseStart)
+	for {
+		resp, err := c.http.Get(c.bases[0] + "/metrics")
+		if err != nil {
+			return err
+		}
+		pending, found := -1.0, false
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			if v, ok := sample(sc.Text(), erasuresMetric); ok {
+				pending, found = v, true
+			}
+		}
+		resp.Body.Close()
+		if !found {
+			return fmt.Errorf("the service does not expose %s", erasuresMetric)
+		}
+		if pending == 0 {
+			res.EraseTook = time.Since(res.eraseStart)
+			return nil
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // register registers n test-mode invoice events in one request, each
 // stamped with the time the request was sent, which the sink subtracts
 // from the arrival time. It returns how many were registered, and an
@@ -609,6 +768,7 @@ type sink struct {
 
 	mu        sync.Mutex
 	latencies []time.Duration
+	at        []time.Time // each arrival's time, in the latencies' order
 	arrived   chan struct{}
 }
 
@@ -638,6 +798,7 @@ func (s *sink) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.latencies = append(s.latencies, lat)
+	s.at = append(s.at, now)
 	s.mu.Unlock()
 	select {
 	case s.arrived <- struct{}{}:
@@ -668,6 +829,25 @@ func (s *sink) percentiles() (p50, p99, maxLat time.Duration) {
 	s.mu.Lock()
 	l := slices.Clone(s.latencies)
 	s.mu.Unlock()
+	return quantiles(l)
+}
+
+// between returns how many deliveries arrived in [from, to), and the
+// quantiles of their latencies.
+func (s *sink) between(from, to time.Time) (n int, p50, p99, maxLat time.Duration) {
+	s.mu.Lock()
+	var l []time.Duration
+	for i, at := range s.at {
+		if !at.Before(from) && at.Before(to) {
+			l = append(l, s.latencies[i])
+		}
+	}
+	s.mu.Unlock()
+	p50, p99, maxLat = quantiles(l)
+	return len(l), p50, p99, maxLat
+}
+
+func quantiles(l []time.Duration) (p50, p99, maxLat time.Duration) {
 	slices.Sort(l)
 	if len(l) == 0 {
 		return 0, 0, 0

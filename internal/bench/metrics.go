@@ -13,6 +13,7 @@ import (
 const (
 	writeSecondsMetric = "webhooks_store_write_seconds_total"
 	cpuSecondsMetric   = "process_cpu_seconds_total"
+	erasuresMetric     = "webhooks_erasures_pending"
 )
 
 // scrapeResult is one reading of one process's /metrics; a counter the

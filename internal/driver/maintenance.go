@@ -17,6 +17,14 @@ type Maintenance interface {
 	// deleted: call it again while that is limit. When another process is
 	// purging the same database, it returns 0 at once.
 	Purge(ctx context.Context, before, now time.Time, limit int) (int, error)
+	// Scrub makes what erasures and purges removed leave the disk, not
+	// only the tables (SPEC 19): on SQLite, whose deletions overwrite the
+	// content they free (secure_delete), a checkpoint that copies the WAL
+	// into the database and truncates it; on PostgreSQL, a vacuum of the
+	// tables that erasures and purges change. It returns an error when it
+	// could not finish (a checkpoint that readers held back): call it
+	// again.
+	Scrub(ctx context.Context) error
 	// QueueStats measures the work queue at now.
 	QueueStats(ctx context.Context, now time.Time) (webhooks.QueueStats, error)
 	// Backlogs returns the due deliveries at now (webhooks.Backlog: the

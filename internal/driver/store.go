@@ -21,6 +21,14 @@ type Store interface {
 	FindCompany(ctx context.Context, id string) (*webhooks.Company, error)
 	FindEndpoint(ctx context.Context, id string) (*webhooks.Endpoint, error)
 	FindEvent(ctx context.Context, id string) (*webhooks.Event, error)
+	// FindAccount and FindCompany leave out deleted accounts and
+	// companies (SPEC 19). FindEvent (and ListEvents) answer an event as
+	// erased (ErasedAt set, no Object) once it is, and already while an
+	// erasure of its company or account is under way (its ErasedAt is
+	// then the erasure's time), test pings and operational events aside.
+	// FindDeletedAccount returns a deleted account (its name erased, its
+	// Deleted set); ENOTFOUND for any other id.
+	FindDeletedAccount(ctx context.Context, id string) (*webhooks.Account, error)
 	// FindDelivery returns the delivery with its attempts, read in one
 	// snapshot. Returns ENOTFOUND.
 	FindDelivery(ctx context.Context, id string) (*webhooks.Delivery, error)
@@ -84,6 +92,11 @@ type Store interface {
 	// InTx runs fn in one durable transaction, committed if fn returns
 	// nil.
 	InTx(ctx context.Context, fn func(tx Tx) error) error
+	// InLazyTx runs fn as InTx does, committed with Lazy durability: for
+	// work that a crash may lose and that is then done again, such as a
+	// chunk of an erasure, whose job and cursor roll back with it. The
+	// next durable commit makes it durable too.
+	InLazyTx(ctx context.Context, fn func(tx Tx) error) error
 }
 
 // CountFilter selects the deliveries CountDeliveries counts.
@@ -173,6 +186,57 @@ type Tx interface {
 	// rule "the newest delivery of its event" is in SQL for speed (an
 	// index answers it).
 	RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error)
+
+	// LockAccount reads an account (not deleted), locked until commit:
+	// a deletion of it and the creation of a company or a managed account
+	// of it take turns. Returns ENOTFOUND.
+	LockAccount(ctx context.Context, id string) (*webhooks.Account, error)
+	// UpdateAccount and UpdateCompany write the name of an account or a
+	// company that exists (not deleted).
+	UpdateAccount(ctx context.Context, a *webhooks.Account) error
+	UpdateCompany(ctx context.Context, c *webhooks.Company) error
+	// AccountCompanies returns, in the transaction, every company of the
+	// account (not deleted), oldest first.
+	AccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error)
+	// HasManagedAccounts reports whether an account that the account
+	// provisioned exists (not deleted).
+	HasManagedAccounts(ctx context.Context, accountID string) (bool, error)
+	// DeleteCompany marks the company deleted at now, erases its name and
+	// frees its NIF for a new company; the row stays, so that its events
+	// keep their owner. DeleteAccount does the same for an account (its
+	// name) and deletes its API keys: they stop working at once. Neither
+	// touches endpoints or events: the caller deletes the endpoints and
+	// stores an Erasure for the events.
+	DeleteCompany(ctx context.Context, id string, now time.Time) error
+	DeleteAccount(ctx context.Context, id string, now time.Time) error
+	// EraseEvents erases the events (webhooks.Event.Erase, erased_at at,
+	// unless an event was erased before): each one's object and
+	// traceparent, its deliveries' bodies and their attempts' response
+	// bodies; each pending delivery of theirs ends failed with
+	// webhooks.ReasonEventErased (one being attempted keeps its claim, as
+	// EndPending's do, and its attempt, recorded later, is stored without
+	// its response body: the statement that stores a record knows an
+	// erased delivery by its empty body, which no other delivery has).
+	// Ids that name no event are skipped.
+	EraseEvents(ctx context.Context, ids []string, at time.Time) error
+	// EndPendingOf ends failed, with webhooks.ReasonEventErased, the
+	// endpoint's pending deliveries of the events the erasure will erase,
+	// as EndPending does: a deletion does it at once on the endpoints
+	// that stay (the account's and the provisioning account's), so that
+	// nothing of the deleted owner is sent while its erasure is under way.
+	EndPendingOf(ctx context.Context, endpointID string, e *webhooks.Erasure, now time.Time) error
+	// InsertErasure stores an erasure job. NextErasure returns the oldest
+	// one, locked until commit (one another transaction holds is
+	// skipped), or nil when there is none. EraseChunk erases, as
+	// EraseEvents does with erased_at e.Created, the next limit events of
+	// the erasure (its owner's events, test pings and operational events
+	// aside, in (created, id) order after those of its earlier chunks),
+	// records how far it went, and returns how many it erased: fewer than
+	// limit means none is left. DeleteErasure deletes a finished job.
+	InsertErasure(ctx context.Context, e *webhooks.Erasure) error
+	NextErasure(ctx context.Context) (*webhooks.Erasure, error)
+	EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (int, error)
+	DeleteErasure(ctx context.Context, id string) error
 
 	// InsertAudit stores a complete audit entry: an account's, or the
 	// platform's when its AccountID is "".

@@ -345,7 +345,7 @@ func TestContract(t *testing.T) {
 	ts.wantError(404, "not_found", "GET", "/v1/accounts/"+managed["id"].(string), acme.key, nil)
 	ts.wantError(404, "not_found", "GET", "/v1/accounts/nope", adminKey, nil)
 	ts.wantError(401, "unauthorized", "GET", a, "", nil)
-	ts.wantError(405, "method_not_allowed", "DELETE", a, adminKey, nil)
+	ts.wantError(405, "method_not_allowed", "PUT", a, adminKey, nil)
 
 	var key object
 	ts.must(201, "POST", a+"/api_keys", adminKey, nil, &key)
@@ -396,7 +396,7 @@ func TestContract(t *testing.T) {
 	ts.must(200, "GET", c, acme.key, nil, nil)
 	ts.wantError(404, "not_found", "GET", "/v1/companies/"+webhookID(), acme.key, nil)
 	ts.wantError(401, "unauthorized", "GET", c, "", nil)
-	ts.wantError(405, "method_not_allowed", "PATCH", c, adminKey, object{"name": "Y"})
+	ts.wantError(405, "method_not_allowed", "PUT", c, adminKey, object{"name": "Y"})
 
 	// Endpoints of every scope: one whose receiver refuses (422), so that
 	// its deliveries can be sent again, and one that takes everything.
@@ -581,6 +581,45 @@ func TestContract(t *testing.T) {
 	ts.wantError(401, "unauthorized", "GET", "/v1/audit_log", "", nil)
 	ts.wantError(403, "forbidden", "GET", "/v1/audit_log", acme.key, nil)
 	ts.wantError(405, "method_not_allowed", "POST", "/v1/audit_log", adminKey, nil)
+
+	// The data lifecycle (SPEC 19), on an account of its own.
+	gone := ts.newAccount("Gone", "", "A58818501")
+	goneEv := ts.registerEvent(object{"type": "invoice.sent", "company_id": gone.companyID, "data": object{"object": invoice}})
+	ga, gc, ge := "/v1/accounts/"+gone.accountID, "/v1/companies/"+gone.companyID, "/v1/events/"+goneEv["id"].(string)
+	ts.must(200, "PATCH", ga, adminKey, object{"name": "Gone Again"}, nil)
+	ts.wantError(400, "invalid_request", "PATCH", ga, adminKey, object{"name": " "})
+	ts.wantError(400, "unknown_field", "PATCH", ga, adminKey, object{"name": "X", "provisioned_by": nil})
+	ts.wantError(401, "unauthorized", "PATCH", ga, "", object{"name": "X"})
+	ts.wantError(403, "forbidden", "PATCH", ga, gone.key, object{"name": "X"})
+	ts.wantError(404, "not_found", "PATCH", "/v1/accounts/"+webhookID(), adminKey, object{"name": "X"})
+	ts.wantError(413, "request_too_large", "PATCH", ga, adminKey, object{"name": strings.Repeat("x", 300<<10)})
+	ts.must(200, "PATCH", gc, adminKey, object{"name": "Gone SL"}, nil)
+	ts.wantError(400, "unknown_field", "PATCH", gc, adminKey, object{"nif": "B12345674"})
+	ts.wantError(401, "unauthorized", "PATCH", gc, "", object{"name": "X"})
+	ts.wantError(403, "forbidden", "PATCH", gc, gone.key, object{"name": "X"})
+	ts.wantError(404, "not_found", "PATCH", "/v1/companies/"+webhookID(), adminKey, object{"name": "X"})
+	ts.wantError(413, "request_too_large", "PATCH", gc, adminKey, object{"name": strings.Repeat("x", 300<<10)})
+	ts.must(200, "POST", ge+"/erase", adminKey, nil, nil)
+	ts.wantError(400, "unknown_field", "POST", ge+"/erase", adminKey, object{"reason": "gdpr"})
+	ts.wantError(401, "unauthorized", "POST", ge+"/erase", "", nil)
+	ts.wantError(403, "forbidden", "POST", ge+"/erase", gone.key, nil)
+	ts.wantError(404, "not_found", "POST", "/v1/events/"+webhookID()+"/erase", adminKey, nil)
+	ts.wantError(413, "request_too_large", "POST", ge+"/erase", adminKey, object{"x": strings.Repeat("x", 300<<10)})
+	var goneClient object
+	ts.must(201, "POST", "/v1/accounts", adminKey, object{"name": "Gone's client", "provisioned_by": gone.accountID}, &goneClient)
+	ts.wantError(409, "account_has_managed_accounts", "DELETE", ga, adminKey, nil)
+	ts.wantError(401, "unauthorized", "DELETE", ga, "", nil)
+	ts.wantError(403, "forbidden", "DELETE", ga, gone.key, nil)
+	ts.wantError(400, "unknown_field", "DELETE", ga+"?force=1", adminKey, nil)
+	ts.wantError(401, "unauthorized", "DELETE", gc, "", nil)
+	ts.wantError(403, "forbidden", "DELETE", gc, gone.key, nil)
+	ts.wantError(400, "unknown_field", "DELETE", gc+"?force=1", adminKey, nil)
+	ts.must(204, "DELETE", gc, adminKey, nil, nil)
+	ts.wantError(404, "not_found", "DELETE", gc, adminKey, nil)
+	ts.must(204, "DELETE", "/v1/accounts/"+goneClient["id"].(string), adminKey, nil, nil)
+	ts.must(204, "DELETE", ga, adminKey, nil, nil)
+	ts.wantError(404, "not_found", "DELETE", ga, adminKey, nil)
+	ts.must(200, "GET", ga+"/audit_log", adminKey, nil, nil)
 
 	// Deleting, last: the endpoint's routes answer 404.
 	for _, sc := range scopes {

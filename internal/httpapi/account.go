@@ -12,6 +12,8 @@ func (s *Server) registerAccountRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /v1/accounts", s.handleCreateAccount)
 	s.list(mux, "GET /v1/accounts", s.handleListAccounts)
 	s.handle(mux, "GET /v1/accounts/{account}", s.handleGetAccount)
+	s.handle(mux, "PATCH /v1/accounts/{account}", s.handleUpdateAccount)
+	s.handle(mux, "DELETE /v1/accounts/{account}", s.handleDeleteAccount)
 	s.list(mux, "GET /v1/accounts/{account}/companies", s.handleListCompanies)
 	s.handle(mux, "POST /v1/accounts/{account}/api_keys", s.handleCreateAPIKey)
 	s.list(mux, "GET /v1/accounts/{account}/api_keys", s.handleListAPIKeys)
@@ -96,4 +98,27 @@ func (s *Server) handleListPlatformAudit(w http.ResponseWriter, r *http.Request,
 	return writeList(w, r, func(p webhooks.Page) (*webhooks.List[*webhooks.AuditEntry], error) {
 		return s.App.ListPlatformAudit(r.Context(), c, p)
 	}, auditObject)
+}
+
+func (s *Server) handleUpdateAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	var in struct {
+		Name *string `json:"name"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	a, err := s.App.UpdateAccount(r.Context(), c, r.PathValue("account"), in.Name)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, accountObject(a))
+	return nil
+}
+
+func (s *Server) handleDeleteAccount(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	if err := s.App.DeleteAccount(r.Context(), c, r.PathValue("account")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

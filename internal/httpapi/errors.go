@@ -25,6 +25,8 @@ var statuses = map[string]int{
 	webhooks.ENOTRESENDABLE:       http.StatusConflict,
 	webhooks.EOUTSIDEWINDOW:       http.StatusConflict,
 	webhooks.EENDPOINTDISABLED:    http.StatusConflict,
+	webhooks.EEVENTERASED:         http.StatusConflict,
+	webhooks.EHASMANAGEDACCOUNTS:  http.StatusConflict,
 	webhooks.ETOOLARGE:            http.StatusRequestEntityTooLarge,
 	webhooks.EUNPROCESSABLE:       http.StatusUnprocessableEntity,
 	webhooks.EINVALIDPROVISIONING: http.StatusUnprocessableEntity,

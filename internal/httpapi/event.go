@@ -12,6 +12,7 @@ func (s *Server) registerEventRoutes(mux *http.ServeMux) {
 	s.handle(mux, "POST /v1/events", s.handleCreateEvent)
 	s.handleLarge(mux, "POST /v1/events/batch", MaxBatchBodyBytes, s.handleCreateEvents)
 	s.handle(mux, "GET /v1/events/{event}", s.handleGetEvent)
+	s.handle(mux, "POST /v1/events/{event}/erase", s.handleEraseEvent)
 	s.list(mux, "GET /v1/companies/{company}/events", s.handleListEvents)
 	s.list(mux, "GET /v1/accounts/{account}/events", s.handleListEvents)
 }
@@ -88,5 +89,18 @@ func (s *Server) handleListEvents(w http.ResponseWriter, r *http.Request, c app.
 		return err
 	}
 	writeJSON(w, http.StatusOK, newList(l, eventObject))
+	return nil
+}
+
+func (s *Server) handleEraseEvent(w http.ResponseWriter, r *http.Request, c app.Caller) error {
+	var in struct{}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	ev, err := s.App.EraseEvent(r.Context(), c, r.PathValue("event"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, eventObject(ev))
 	return nil
 }

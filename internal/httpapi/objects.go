@@ -61,6 +61,7 @@ type eventJSON struct {
 	CompanyID     *string         `json:"company_id"`
 	OrderingKey   *string         `json:"ordering_key"`
 	Data          json.RawMessage `json:"data"`
+	ErasedAt      *int64          `json:"erased_at"`
 }
 
 func eventObject(e *webhooks.Event) eventJSON {
@@ -71,7 +72,7 @@ func eventObject(e *webhooks.Event) eventJSON {
 	return eventJSON{
 		ID: e.ID, Object: "event", Type: e.Type, APIVersion: e.APIVersion, Created: e.Created.Unix(),
 		Livemode: e.Livemode, Test: e.Test, CorrelationID: optional(e.CorrelationID),
-		AccountID: e.AccountID, CompanyID: optional(e.CompanyID), OrderingKey: optional(e.OrderingKey), Data: data,
+		AccountID: e.AccountID, CompanyID: optional(e.CompanyID), OrderingKey: optional(e.OrderingKey), Data: data, ErasedAt: optionalTime(e.ErasedAt),
 	}
 }
 

@@ -182,6 +182,8 @@ var (
 		"Deliveries claimed for an attempt now, across every process.", nil, nil)
 	failingDesc = prometheus.NewDesc("webhooks_endpoints_failing",
 		"Enabled endpoints whose last 4 or more attempts all failed (webhook_endpoint.failing was sent), across every process.", nil, nil)
+	erasuresDesc = prometheus.NewDesc("webhooks_erasures_pending",
+		"Erasure jobs of deleted companies and accounts whose events are not all erased yet (SPEC 19), across every process.", nil, nil)
 	disabledDesc = prometheus.NewDesc("webhooks_endpoints_disabled",
 		"Disabled endpoints, by disabled_reason: manual, failing (every attempt failed for WEBHOOKS_DISABLE_AFTER) or gone (410).", []string{"reason"}, nil)
 )
@@ -192,6 +194,7 @@ func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- claimedDesc
 	ch <- failingDesc
 	ch <- disabledDesc
+	ch <- erasuresDesc
 }
 
 func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
@@ -211,6 +214,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age)
 	ch <- prometheus.MustNewConstMetric(claimedDesc, prometheus.GaugeValue, float64(st.InFlight))
 	ch <- prometheus.MustNewConstMetric(failingDesc, prometheus.GaugeValue, float64(st.Failing))
+	ch <- prometheus.MustNewConstMetric(erasuresDesc, prometheus.GaugeValue, float64(st.Erasures))
 	for _, reason := range []string{webhooks.DisabledManual, webhooks.DisabledFailing, webhooks.DisabledGone} {
 		ch <- prometheus.MustNewConstMetric(disabledDesc, prometheus.GaugeValue, float64(st.Disabled[reason]), reason)
 	}

@@ -24,6 +24,11 @@ type DeliveryPage struct {
 	Resend       ResendView
 	Attempts     []AttemptView // newest first
 	Body         string        // the exact bytes every attempt sends
+	// Erased is set when the event's payload was erased (SPEC 19): the
+	// body and the answers' bodies are gone, and nothing can be sent
+	// again.
+	Erased       bool
+	ErasedAt     TimeView
 	ReplayOfLink string
 	// Replayed says what became of this delivery's replays (nil: none).
 	Replayed *ReplayedView
@@ -93,6 +98,10 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 		Body:         string(d.Body),
 		Resend:       resendView(ep, d, ev, c),
 		Replayed:     replayed,
+		Erased:       ev.Erased(),
+	}
+	if p.Erased {
+		p.ErasedAt = timeView(ev.ErasedAt, c.now)
 	}
 	if replayed != nil && replayed.Confirm && p.Resend.Allowed {
 		p.Resend.ConfirmLink = deliveryPath(ep.ID, d.ID) + "/resend"
@@ -115,6 +124,10 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 // (webhooks.CheckResend), and says why not in words.
 func resendView(ep *webhooks.Endpoint, d *webhooks.Delivery, ev *webhooks.Event, c *reqCtx) ResendView {
 	v := ResendView{Label: resendLabel(ep.Scope), Help: endpointView(ep, nil, c.now).ResendHelp}
+	if ev.Erased() {
+		v.Reason = "The event was erased: its payload is gone, so there is nothing to send again."
+		return v
+	}
 	err := webhooks.CheckResend(webhooks.ResendAction(ep.Scope), ep, d, ev.Created, c.now)
 	if err == nil {
 		v.Allowed = true

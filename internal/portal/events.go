@@ -24,11 +24,14 @@ type EventsPage struct {
 
 // EventRow is one event and its deliveries.
 type EventRow struct {
-	ID         string
-	Type       string
-	Created    TimeView
-	Company    string // empty for an account event about no company
-	NIF        string
+	ID      string
+	Type    string
+	Created TimeView
+	Company string // empty for an account event about no company
+	NIF     string
+	// Erased: the event's payload was erased (SPEC 19); its deliveries
+	// stay, without their bodies.
+	Erased     bool
 	Deliveries []EventDelivery
 }
 
@@ -80,7 +83,7 @@ func (h *Handler) handleEvents(w http.ResponseWriter, r *http.Request, c *reqCtx
 		names[ep.ID], order[ep.ID] = shortURL(ep.URL), i
 	}
 	for _, ev := range events.Data {
-		row := EventRow{ID: ev.ID, Type: ev.Type, Created: timeView(ev.Created, c.now)}
+		row := EventRow{ID: ev.ID, Type: ev.Type, Created: timeView(ev.Created, c.now), Erased: ev.Erased()}
 		if co := hold.Company(ev.CompanyID); co != nil {
 			row.Company, row.NIF = co.Name, co.NIF
 		} else if ev.CompanyID != "" {

@@ -31,7 +31,7 @@ func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, 
 	if !webhooks.ValidID(id) {
 		return nil, notFound("account")
 	}
-	a, err := scanAccount(q.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, id))
+	a, err := scanAccount(q.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1 AND deleted IS NULL`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("account")
 	}
@@ -53,7 +53,10 @@ func scanAccount(r scanner) (*webhooks.Account, error) {
 
 // ListAccounts implements driver.Store.
 func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
-	return read(list(ctx, s.pool, listQuery{table: "accounts", cols: accountCols}, p, scanAccount))
+	q := listQuery{table: "accounts", cols: accountCols}
+	q.scoped()
+	q.conds = append(q.conds, "deleted IS NULL")
+	return read(list(ctx, s.pool, q, p, scanAccount))
 }
 
 // InsertAPIKey implements driver.Tx.
@@ -132,6 +135,8 @@ func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, 
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols}
 	q.whereID("account_id", accountID)
+	q.scoped()
+	q.conds = append(q.conds, "deleted IS NULL")
 	return read(list(ctx, s.pool, q, p, scanCompany))
 }
 
@@ -140,7 +145,7 @@ func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*
 	if !webhooks.ValidID(accountID) {
 		return nil, nil
 	}
-	return read(queryAll(ctx, s.pool, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = $1 ORDER BY created, id`, accountID))
+	return read(queryAll(ctx, s.pool, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = $1 AND deleted IS NULL ORDER BY created, id`, accountID))
 }
 
 const companyCols = `id, account_id, nif, name, created`
@@ -159,7 +164,7 @@ func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, 
 	if !webhooks.ValidID(id) {
 		return nil, notFound("company")
 	}
-	c, err := scanCompany(q.QueryRow(ctx, `SELECT `+companyCols+` FROM companies WHERE id = $1`, id))
+	c, err := scanCompany(q.QueryRow(ctx, `SELECT `+companyCols+` FROM companies WHERE id = $1 AND deleted IS NULL`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("company")
 	}

@@ -376,7 +376,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 					next_attempt_at = CASE WHEN d.status = 'pending' OR m.overrides THEN m.next_attempt_at ELSE d.next_attempt_at END,
 					manual = false, updated = m.updated
 				FROM m WHERE d.id = m.delivery_id
-				RETURNING d.id, d.status, d.next_attempt_at
+				RETURNING d.id, d.status, d.next_attempt_at, length(d.body) = 0 AS erased
 			), ended AS (
 				DELETE FROM queue q USING u WHERE q.delivery_id = u.id AND u.status <> 'pending'
 			), rescheduled AS (
@@ -384,7 +384,8 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 				FROM u WHERE q.delivery_id = u.id AND u.status = 'pending'
 			), attempted AS (
 				INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
-				SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status, m.response_body, m.error, m.manual
+				SELECT m.delivery_id, m.number, m.started_at, m.duration_ms, m.response_status,
+					CASE WHEN u.erased THEN ''::bytea ELSE m.response_body END, m.error, m.manual
 				FROM m JOIN u ON u.id = m.delivery_id
 				ON CONFLICT DO NOTHING
 			)

@@ -324,10 +324,12 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		var s deliveryScan
 		var c webhooks.RecoverCandidate
 		var created pgtype.Timestamptz
-		err := r.Scan(append(s.dest(), &created, &c.EventTest)...)
+		err := r.Scan(append(s.dest(), &created, &c.EventTest, &c.EventErased)...)
 		c.Delivery, c.EventCreated = s.delivery(), fromTS(created)
 		return c, err
-	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test FROM deliveries d JOIN events e ON e.id = d.event_id
+	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
+			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
+		FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.status = ANY ($4::text[])
 		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))

@@ -13,17 +13,28 @@ import (
 
 const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, ordering_key`
 
+// eventReadCols are the columns scanEvent reads, of the events table as
+// e: eventCols and the event's erased_at, which is its own or, while an
+// erasure of its company or account is under way (the table holds a few
+// rows at most), the erasure's (driver.Store.FindEvent).
+const eventReadCols = `e.id, e.type, e.api_version, e.livemode, e.test, e.correlation_id, e.account_id, e.company_id, e.object, e.created, e.ordering_key,
+	coalesce(e.erased, CASE WHEN NOT e.test AND NOT e.operational THEN
+		(SELECT min(x.created) FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id) END)`
+
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
 	var corr, account, company, orderingKey pgtype.Text
 	var object []byte
-	var created pgtype.Timestamptz
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &e.Livemode, &e.Test, &corr, &account, &company, &object, &created, &orderingKey); err != nil {
+	var created, erased pgtype.Timestamptz
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &e.Livemode, &e.Test, &corr, &account, &company, &object, &created, &orderingKey, &erased); err != nil {
 		return nil, err
 	}
 	e.OrderingKey = orderingKey.String
 	e.CorrelationID, e.CompanyID, e.AccountID = corr.String, company.String, account.String
-	e.Object, e.Created = object, fromTS(created)
+	e.Object, e.Created, e.ErasedAt = object, fromTS(created), fromTS(erased)
+	if e.Erased() {
+		e.Object = nil
+	}
 	return &e, nil
 }
 
@@ -31,7 +42,7 @@ func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, erro
 	if !webhooks.ValidID(id) {
 		return nil, notFound("event")
 	}
-	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventCols+` FROM events WHERE id = $1`, id))
+	e, err := scanEvent(q.QueryRow(ctx, `SELECT `+eventReadCols+` FROM events e WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("event")
 	}
@@ -45,7 +56,7 @@ func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, erro
 
 // ListEvents implements driver.Store.
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
-	q := listQuery{table: "events", cols: eventCols, conds: []string{"NOT test"}}
+	q := listQuery{table: "events e", cols: eventReadCols, conds: []string{"NOT test"}}
 	if f.CompanyID != "" {
 		q.whereID("company_id", f.CompanyID)
 	} else {

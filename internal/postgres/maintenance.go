@@ -27,8 +27,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 		(SELECT count(*) `+qBacklog+`) + (SELECT count(*) `+qLapsedDue+`),
 		least((SELECT min(since) `+qBacklog+`), (SELECT min(lease_expires) `+qLapsedDue+`)),
 		(SELECT count(*) FROM queue WHERE lease_expires > $1),
-		(SELECT count(*) FROM outbox)`, ts(now)).
-		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox)
+		(SELECT count(*) FROM outbox),
+		(SELECT count(*) FROM erasures)`, ts(now)).
+		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox, &st.Erasures)
 	if oldest != nil {
 		st.OldestDue = oldest.UTC()
 	}

@@ -35,8 +35,8 @@ func queueOwners(b *pgx.Batch, keys []webhooks.OwnersKey) []*webhooks.Owners {
 		b.Queue(`WITH q AS (
 				SELECT c.account_id AS company_account, a.id AS account_id, a.provisioned_by
 				FROM (SELECT 1) one
-				LEFT JOIN companies c ON c.id = $1::uuid
-				LEFT JOIN accounts a ON a.id = coalesce(c.account_id, $2::uuid))
+				LEFT JOIN companies c ON c.id = $1::uuid AND c.deleted IS NULL
+				LEFT JOIN accounts a ON a.id = coalesce(c.account_id, $2::uuid) AND a.deleted IS NULL)
 			SELECT company_account, account_id, provisioned_by,
 				(SELECT count(pg_advisory_xact_lock_shared($3, hashtext(o))) FROM unnest(ARRAY[account_id::text, $4::text, provisioned_by::text]) AS o WHERE o IS NOT NULL)
 			FROM q`,
@@ -59,9 +59,11 @@ func queueOwners(b *pgx.Batch, keys []webhooks.OwnersKey) []*webhooks.Owners {
 		}
 		b.Queue(`SELECT `+endpointCols+` FROM endpoints
 			WHERE deleted IS NULL AND (company_id = $1::uuid OR account_id = (
-				SELECT a.id FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid))
+				SELECT a.id FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid AND c.deleted IS NULL
+					WHERE a.id = coalesce(c.account_id, $3::uuid) AND a.deleted IS NULL)
 				OR account_id = (
-				SELECT a.provisioned_by FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid WHERE a.id = coalesce(c.account_id, $3::uuid)))
+				SELECT a.provisioned_by FROM accounts a LEFT JOIN companies c ON c.id = $2::uuid AND c.deleted IS NULL
+					WHERE a.id = coalesce(c.account_id, $3::uuid) AND a.deleted IS NULL))
 			ORDER BY created, id`,
 			routes, company, account).Query(collect)
 	}

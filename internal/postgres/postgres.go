@@ -224,6 +224,17 @@ func (s *Store) InTx(ctx context.Context, fn func(tx driver.Tx) error) error {
 	return s.inTx(ctx, func(t *txn) error { return fn(t) })
 }
 
+// InLazyTx implements driver.Store: the commit does not wait for the WAL
+// to reach the disk (synchronous_commit off, as the engine's records).
+func (s *Store) InLazyTx(ctx context.Context, fn func(tx driver.Tx) error) error {
+	return s.inTx(ctx, func(t *txn) error {
+		if err := lazyCommit(ctx, t); err != nil {
+			return err
+		}
+		return fn(t)
+	})
+}
+
 // inTx runs fn in a transaction. Errors other than the domain's are wrapped
 // (and so reported as internal).
 func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {

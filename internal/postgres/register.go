@@ -103,7 +103,7 @@ func writeGroup(ctx context.Context, conn *pgx.Conn, w *driver.GroupWrites) (*dr
 	out := &driver.GroupWritten{Firsts: map[string]*webhooks.Event{}}
 	var b pgx.Batch
 	if len(w.Firsts) > 0 {
-		b.Queue(`SELECT `+eventCols+` FROM events WHERE id = ANY ($1::uuid[])`, uuids(w.Firsts)).Query(func(rows pgx.Rows) error {
+		b.Queue(`SELECT `+eventReadCols+` FROM events e WHERE id = ANY ($1::uuid[])`, uuids(w.Firsts)).Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				e, err := scanEvent(rows)
 				if err != nil {

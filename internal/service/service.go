@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -108,6 +109,15 @@ type Config struct {
 	// OutboxInterval is how often the outbox is drained unasked, beside
 	// the drains its entries' transactions ask for. Defaults to 1 s.
 	OutboxInterval time.Duration
+	// EraseInterval is how often the erasure jobs are looked for unasked
+	// (a deletion asks at once; this is what a process that died left).
+	// Defaults to 5 s.
+	EraseInterval time.Duration
+	// ScrubInterval is how often, once something was erased or purged,
+	// the erased bytes are made to leave the disk (driver.Maintenance.
+	// Scrub: a WAL checkpoint on SQLite, a vacuum on PostgreSQL). Defaults
+	// to 30 s: erased bytes are gone from the files within a minute.
+	ScrubInterval time.Duration
 	// ShutdownGrace is how long in-flight attempts may take to finish on
 	// shutdown before they are handed back.
 	ShutdownGrace time.Duration
@@ -149,8 +159,11 @@ type Service struct {
 	cluster driver.Cluster // nil: no other process to hear from
 	slots   *postgres.Slots
 	// The background services (see background).
-	outbox, notify *maintenance.Periodic
-	cfg            Config
+	outbox, notify, erase *maintenance.Periodic
+	// scrubDue is set when something was erased or purged since the last
+	// scrub (and at start on SQLite: what a crash left in the WAL).
+	scrubDue atomic.Bool
+	cfg      Config
 }
 
 // Open opens the store and builds the service; Run starts it.
@@ -186,8 +199,14 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	cfg.PurgeInterval = cmp.Or(cfg.PurgeInterval, DefaultPurgeInterval)
 	cfg.OutboxInterval = cmp.Or(cfg.OutboxInterval, DefaultOutboxInterval)
+	cfg.EraseInterval = cmp.Or(cfg.EraseInterval, DefaultEraseInterval)
+	cfg.ScrubInterval = cmp.Or(cfg.ScrubInterval, DefaultScrubInterval)
 	s := &Service{Store: store, Guard: guard, Metrics: metrics.New(store, cfg.Now), cluster: cluster, cfg: cfg}
 	s.outbox = &maintenance.Periodic{ServiceName: "outbox", Interval: cfg.OutboxInterval, First: time.Millisecond, Work: s.drainOutbox, Logger: cfg.Logger}
+	s.erase = &maintenance.Periodic{ServiceName: "erase", Interval: cfg.EraseInterval, First: time.Second, Work: s.eraseJobs, Logger: cfg.Logger}
+	// After a start on SQLite, what a crash left in the WAL; PostgreSQL
+	// keeps no such thing across a restart.
+	s.scrubDue.Store(cluster == nil)
 	s.notify = &maintenance.Periodic{ServiceName: "notify", MinGap: notifyGap, Work: s.notifyOthers, Logger: cfg.Logger}
 	s.Registrar = queue.NewRegistrar(store, s.announce)
 	s.Queue = queue.NewQueue(store, queue.QueueConfig{
@@ -243,7 +262,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	s.App = app.New(app.Config{
 		Store: store, Registrar: s.Registrar, URLs: guard, AllowHTTP: cfg.AllowHTTP,
 		Sessions: sessions, PublicURL: cfg.PublicURL,
-		Wake: s.announce, WakeOutbox: s.outbox.Kick, Drained: cfg.Drained,
+		Wake: s.announce, WakeOutbox: s.outbox.Kick,
+		WakeErasure: s.erase.Kick, Erased: func() { s.scrubDue.Store(true) }, Drained: cfg.Drained,
 		Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
 		Policy: s.Engine.Policy(), Tracing: cfg.Tracing,
 		Maintenance: store, BacklogAlert: orDefault(cfg.BacklogAlert, webhooks.DefaultBacklogAlert),

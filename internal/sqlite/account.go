@@ -26,7 +26,7 @@ func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, 
 }
 
 func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, error) {
-	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = ?`, id))
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = ? AND deleted IS NULL`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("account")
 	}
@@ -49,6 +49,8 @@ func scanAccount(r scanner) (*webhooks.Account, error) {
 // ListAccounts implements driver.Store.
 func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.List[*webhooks.Account], error) {
 	q := listQuery{table: "accounts", cols: accountCols, where: []string{"true"}}
+	q.scoped()
+	q.where = append(q.where, "deleted IS NULL")
 	return read(list(ctx, s.read, q, p, scanAccount))
 }
 
@@ -121,7 +123,7 @@ func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, 
 }
 
 func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
-	c, err := scanCompany(q.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE id = ?`, id))
+	c, err := scanCompany(q.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE id = ? AND deleted IS NULL`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("company")
 	}
@@ -143,10 +145,12 @@ func scanCompany(r scanner) (*webhooks.Company, error) {
 // ListCompanies implements driver.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
 	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
+	q.scoped()
+	q.where = append(q.where, "deleted IS NULL")
 	return read(list(ctx, s.read, q, p, scanCompany))
 }
 
 // ListAccountCompanies implements driver.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
-	return read(queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? ORDER BY created, id`, accountID))
+	return read(queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? AND deleted IS NULL ORDER BY created, id`, accountID))
 }

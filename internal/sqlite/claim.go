@@ -56,8 +56,11 @@ const (
 		due_since = CASE WHEN status = 'pending' OR ?9 THEN ?5 ELSE due_since END,
 		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
 		WHERE id = ?7 AND lease_token = ?8`
+	// An attempt of an erased delivery (one in flight at the erasure: its
+	// body is empty only then) is stored without its response body.
 	qInsertAttempt = `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+		SELECT ?1, ?2, ?3, ?4, ?5, CASE WHEN length(body) > 0 THEN ?6 ELSE X'' END, ?7, ?8 FROM deliveries WHERE id = ?1
+		ON CONFLICT DO NOTHING`
 	qRelease = `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL
 		WHERE id = ? AND lease_token = ?`
 	// A deferral moves a pending delivery's next attempt; one that ended

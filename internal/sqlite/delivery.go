@@ -257,10 +257,12 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 	return queryAll(ctx, t, func(r scanner) (webhooks.RecoverCandidate, error) {
 		var s deliveryScan
 		var created sql.NullInt64
-		var test int
-		err := r.Scan(append(s.dest(), &created, &test)...)
-		return webhooks.RecoverCandidate{Delivery: s.delivery(), EventCreated: fromMS(created), EventTest: test == 1}, err
-	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test FROM deliveries d JOIN events e ON e.id = d.event_id
+		var test, erased int
+		err := r.Scan(append(s.dest(), &created, &test, &erased)...)
+		return webhooks.RecoverCandidate{Delivery: s.delivery(), EventCreated: fromMS(created), EventTest: test == 1, EventErased: erased == 1}, err
+	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
+			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
+		FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (`+placeholders(len(f.Statuses))+`)
 		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))

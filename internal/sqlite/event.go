@@ -10,24 +10,35 @@ import (
 
 const eventCols = `id, type, api_version, livemode, test, correlation_id, account_id, company_id, object, created, ordering_key`
 
+// eventReadCols are the columns scanEvent reads, of the events table as
+// e: eventCols and the event's erased_at, which is its own or, while an
+// erasure of its company or account is under way (the table holds a few
+// rows at most), the erasure's (driver.Store.FindEvent).
+const eventReadCols = `e.id, e.type, e.api_version, e.livemode, e.test, e.correlation_id, e.account_id, e.company_id, e.object, e.created, e.ordering_key,
+	coalesce(e.erased, CASE WHEN e.test = 0 AND e.operational = 0 THEN
+		(SELECT min(x.created) FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id) END)`
+
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
 	var livemode, test int
 	var corr, account, company, orderingKey sql.NullString
 	var object string
-	var created sql.NullInt64
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &account, &company, &object, &created, &orderingKey); err != nil {
+	var created, erased sql.NullInt64
+	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &account, &company, &object, &created, &orderingKey, &erased); err != nil {
 		return nil, err
 	}
 	e.OrderingKey = orderingKey.String
 	e.Livemode, e.Test, e.CorrelationID, e.CompanyID = livemode == 1, test == 1, corr.String, company.String
 	e.AccountID = account.String
-	e.Object, e.Created = []byte(object), fromMS(created)
+	e.Object, e.Created, e.ErasedAt = []byte(object), fromMS(created), fromMS(erased)
+	if e.Erased() {
+		e.Object = nil
+	}
 	return &e, nil
 }
 
 func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, error) {
-	e, err := scanEvent(q.QueryRowContext(ctx, `SELECT `+eventCols+` FROM events WHERE id = ?`, id))
+	e, err := scanEvent(q.QueryRowContext(ctx, `SELECT `+eventReadCols+` FROM events e WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("event")
 	}
@@ -41,7 +52,7 @@ func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, erro
 
 // ListEvents implements driver.Store.
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
-	q := listQuery{table: "events", cols: eventCols, where: []string{"test = 0"}}
+	q := listQuery{table: "events e", cols: eventReadCols, where: []string{"test = 0"}}
 	if f.CompanyID != "" {
 		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
 	} else {

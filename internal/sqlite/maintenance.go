@@ -27,8 +27,9 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 		(SELECT count(*) `+qBacklog+`) + (SELECT count(*) `+qLapsedDue+`),
 		(SELECT min(t) FROM (SELECT min(due_since) AS t `+qBacklog+` UNION ALL SELECT min(lease_expires) `+qLapsedDue+`)),
 		(SELECT count(*) FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires > ?1),
-		(SELECT count(*) FROM outbox)`, ms(now)).
-		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox)
+		(SELECT count(*) FROM outbox),
+		(SELECT count(*) FROM erasures)`, ms(now)).
+		Scan(&st.Due, &oldest, &st.InFlight, &st.Outbox, &st.Erasures)
 	if err != nil {
 		return st, dbError(err)
 	}

@@ -55,8 +55,8 @@ func (t *txn) Begin(ctx context.Context, r driver.GroupReads) (*driver.GroupFact
 
 // Owners' endpoints, by the column that names the owner.
 const (
-	qOwnerAccount      = `SELECT c.account_id FROM companies c WHERE c.id = ?`
-	qAccountManager    = `SELECT provisioned_by FROM accounts WHERE id = ?`
+	qOwnerAccount      = `SELECT c.account_id FROM companies c WHERE c.id = ? AND c.deleted IS NULL`
+	qAccountManager    = `SELECT provisioned_by FROM accounts WHERE id = ? AND deleted IS NULL`
 	qCompanyEndpoints  = selectLiveEndpoints + `company_id = ? ORDER BY created, id`
 	qAccountEndpoints  = selectLiveEndpoints + `account_id IN (?, ?) ORDER BY created, id`
 	qPlatformEndpoints = selectLiveEndpoints + `scope = 'platform' ORDER BY created, id`

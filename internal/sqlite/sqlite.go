@@ -79,7 +79,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	// accepted event is never lost. (The engine's own bookkeeping commits
 	// with NORMAL: see inTx.) foreign_keys is off by default in SQLite for
 	// historical reasons. busy_timeout covers the rare checkpoint.
-	pragmas := []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)"}
+	// secure_delete overwrites with zeros the content a deletion or an
+	// update frees, so that erased and purged bytes leave the file once a
+	// checkpoint (Scrub) has emptied the WAL (SPEC 19).
+	pragmas := []string{"journal_mode(WAL)", "synchronous(FULL)", "foreign_keys(1)", "busy_timeout(10000)", "secure_delete(1)"}
 	dsn := func(extra ...string) string {
 		q := url.Values{}
 		for _, p := range pragmas {
@@ -240,6 +243,11 @@ const (
 // InTx implements driver.Store: fn runs in a durable write transaction.
 func (s *Store) InTx(ctx context.Context, fn func(tx driver.Tx) error) error {
 	return s.inTx(ctx, func(tx *txn) error { return fn(tx) })
+}
+
+// InLazyTx implements driver.Store: fn runs in a lazy write transaction.
+func (s *Store) InLazyTx(ctx context.Context, fn func(tx driver.Tx) error) error {
+	return s.inTxWith(ctx, lazy, func(tx *txn) error { return fn(tx) })
 }
 
 // inTx runs fn in a durable write transaction.

@@ -143,6 +143,51 @@ func testOrdering(t *testing.T, open func(t *testing.T) Store) {
 		})
 
 		// A batch's items of one key are in the batch's order.
+		// An erased event's pending delivery ends failed: the next of its
+		// key, another event's, goes (SPEC 19 beside SPEC 18). So does
+		// the next after a company's deletion, on an account endpoint
+		// whose key the deleted company's events shared with another's.
+		t.Run("ErasedHeadReleasesTheNext", func(t *testing.T) {
+			s := setup(t, open)
+			o := newOrdered(t, s, true)
+			head, next := o.add(t, "inv_1", 0), o.add(t, "inv_1", 1)
+			o.checkWaiting(t, "registered", map[*webhooks.Delivery]*webhooks.Delivery{head: nil, next: head})
+			if _, err := UseCases(s, at(time.Minute)).EraseEvent(t.Context(), admin, head.EventID); err != nil {
+				t.Fatal(err)
+			}
+			o.checkWaiting(t, "after the head's event was erased", map[*webhooks.Delivery]*webhooks.Delivery{head: nil, next: nil})
+			checkClaims(t, "after the head's event was erased", MustClaim(t, s, at(time.Minute), 100), next)
+		})
+
+		t.Run("DeletedCompanyReleasesTheNext", func(t *testing.T) {
+			s := setup(t, open)
+			o := newOrdered(t, s, true)
+			gone := MustCreateCompany(t, s, o.account)
+			stays := MustCreateCompany(t, s, o.account)
+			add := func(co *webhooks.Company, i int) *webhooks.Delivery {
+				ev := NewEvent(t, "invoice.sent", co.ID, at(time.Duration(i)*time.Second))
+				ev.OrderingKey = "shared"
+				return MustRegisterOne(t, s, ev, o.ep.ID)
+			}
+			head, next := add(gone, 0), add(stays, 1)
+			o.checkWaiting(t, "registered", map[*webhooks.Delivery]*webhooks.Delivery{head: nil, next: head})
+			uc := UseCases(s, at(time.Minute))
+			if err := uc.DeleteCompany(t.Context(), admin, gone.ID); err != nil {
+				t.Fatal(err)
+			}
+			for more := true; more; {
+				var err error
+				if more, err = uc.EraseNext(t.Context(), 10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := MustFindDelivery(t, s, head.ID); got.Status != webhooks.DeliveryFailed {
+				t.Errorf("the deleted company's delivery: %s, want failed", got.Status)
+			}
+			o.checkWaiting(t, "after the company's deletion", map[*webhooks.Delivery]*webhooks.Delivery{next: nil})
+			checkClaims(t, "after the company's deletion", MustClaim(t, s, at(time.Minute), 100), next)
+		})
+
 		t.Run("BatchInOrder", func(t *testing.T) {
 			s := setup(t, open)
 			o := newOrdered(t, s, true)

@@ -135,4 +135,5 @@ func Run(t *testing.T, openDriver func(t *testing.T) driver.Driver) {
 	testConcurrency(t, open)
 	testMaintenance(t, open)
 	testEventTypes(t, open)
+	testLifecycle(t, open)
 }
