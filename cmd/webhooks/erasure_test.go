@@ -29,7 +29,7 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	}
 	const (
 		adminKey = "erasure-test-admin-key"
-		bigN     = 30_000 // the deleted company's events
+		bigN     = 12_000 // the deleted company's events
 		keepN    = 200    // the other company's
 		answered = 100    // of the big company's, delivered before the endpoint is disabled
 	)
@@ -93,6 +93,7 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	}
 
 	p.api(t, adminKey, "DELETE", "/v1/companies/"+big["id"].(string), nil, 204)
+	deleted := time.Now()
 	waitUntil(t, "the erasure to be under way", 30*time.Second, func() bool { return erased(big["id"].(string)) >= bigN/10 })
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,12 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	if atKill >= bigN {
 		t.Fatalf("the erasure finished before the kill (%d events): make the company larger", atKill)
 	}
-	t.Logf("killed with %d of %d events erased", atKill, bigN)
+	// The rest gets three times what the first part took at the same
+	// pace: the race detector and a shared machine slow the chunks down
+	// several times over, and a job that did not resume never finishes.
+	pace := time.Since(deleted) / time.Duration(atKill)
+	rest := max(time.Minute, 3*pace*time.Duration(bigN-atKill))
+	t.Logf("killed with %d of %d events erased after %s; the rest gets %s", atKill, bigN, time.Since(deleted).Round(time.Millisecond), rest.Round(time.Second))
 
 	p = startServe(t, env...)
 	// Registrations and deliveries go on during the erasure.
@@ -111,7 +117,7 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	p.api(t, adminKey, "POST", "/v1/events", map[string]any{"type": "invoice.paid", "company_id": keep["id"],
 		"data": map[string]any{"object": map[string]any{"object": "invoice"}}}, 201)
 	waitUntil(t, "a delivery after the restart", 30*time.Second, func() bool { return arrivals.Load() > before })
-	waitUntil(t, "the erasure to finish", 2*time.Minute, func() bool {
+	waitUntil(t, "the erasure to finish", rest, func() bool {
 		return erased(big["id"].(string)) == bigN && count(`SELECT count(*) FROM erasures`) == 0
 	})
 	// Nothing of the company remains.

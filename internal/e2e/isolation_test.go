@@ -99,6 +99,8 @@ var apiRoutes = func() []apiRoute {
 		{method: "GET", pattern: "/v1/accounts", admin: true},
 		{method: "GET", pattern: "/v1/audit_log", admin: true},
 		{method: "GET", pattern: "/v1/accounts/{account}"},
+		{method: "PATCH", pattern: "/v1/accounts/{account}", admin: true, body: func(v objectIDs) any { return object{"name": "Mallory"} }},
+		{method: "DELETE", pattern: "/v1/accounts/{account}", admin: true},
 		{method: "GET", pattern: "/v1/accounts/{account}/companies", admin: true},
 		{method: "POST", pattern: "/v1/accounts/{account}/api_keys", admin: true},
 		{method: "GET", pattern: "/v1/accounts/{account}/api_keys", admin: true},
@@ -109,10 +111,13 @@ var apiRoutes = func() []apiRoute {
 			return object{"account_id": v["account"], "nif": v["nif"], "name": "Mallory SL"}
 		}},
 		{method: "GET", pattern: "/v1/companies/{company}"},
+		{method: "PATCH", pattern: "/v1/companies/{company}", admin: true, body: func(v objectIDs) any { return object{"name": "Mallory SL"} }},
+		{method: "DELETE", pattern: "/v1/companies/{company}", admin: true},
 		{method: "POST", pattern: "/v1/events", admin: true, body: func(v objectIDs) any {
 			return object{"type": "invoice.sent", "company_id": v["company"], "data": object{"object": invoice}}
 		}},
 		{method: "GET", pattern: "/v1/events/{event}"},
+		{method: "POST", pattern: "/v1/events/{event}/erase", admin: true},
 		{method: "GET", pattern: "/v1/companies/{company}/events"},
 		{method: "GET", pattern: "/v1/accounts/{account}/events"},
 		{method: "POST", pattern: "/v1/event_types", admin: true, body: func(v objectIDs) any {
