@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,8 +92,11 @@ type Config struct {
 	// POST /v1/events, more through POST /v1/events/batch.
 	Batch     int
 	Scenarios []Scenario
-	Out       io.Writer
-	Logger    *slog.Logger
+	// Ceiling is how long the loopback ceiling is measured before the
+	// scenarios (see loopbackCeiling); 0 skips it.
+	Ceiling time.Duration
+	Out     io.Writer
+	Logger  *slog.Logger
 }
 
 // Result is one scenario's figures.
@@ -127,7 +131,10 @@ type Result struct {
 	// the machine's cores imply (see writeCeiling, cpuCeiling); 0 when
 	// unknown.
 	WriteCeiling, CPUCeiling float64
-	Errors                   int
+	// Share is DeliveriesPerSec over the loopback ceiling measured in the
+	// same run; 0 when it was not measured.
+	Share  float64
+	Errors int
 	// With Scenario.Erase: how long the erasure took from the DELETE's
 	// answer, how long the DELETE took to answer, and the latencies of
 	// the deliveries that arrived meanwhile.
@@ -182,7 +189,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Batch > MaxBatch {
 		return nil, fmt.Errorf("a batch holds at most %d events, not %d", MaxBatch, cfg.Batch)
 	}
-	printHeader(cfg)
+	var ceiling float64
+	if cfg.Ceiling > 0 {
+		var err error
+		if ceiling, err = loopbackCeiling(ctx, cfg.SinkHost, cfg.Producers, cfg.Ceiling); err != nil {
+			return nil, fmt.Errorf("measuring the loopback ceiling: %w", err)
+		}
+	}
+	printHeader(cfg, ceiling)
 	var results []Result
 	for _, sc := range cfg.Scenarios {
 		if sc.RateOf != "" {
@@ -199,6 +213,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", sc.Name, err)
 		}
+		if ceiling > 0 {
+			r.Share = r.DeliveriesPerSec / ceiling
+		}
 		results = append(results, r)
 		name := sc.Name
 		if sc.Rate > 0 {
@@ -210,7 +227,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		fmt.Fprintf(cfg.Out, rowFormat, name, rate(r.EventsPerSec), rate(r.DeliveriesPerSec),
 			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain),
-			mark(cpuMark, us(r.CPUPerDelivery)), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
+			share(r.Share), mark(cpuMark, us(r.CPUPerDelivery)), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
 		}
@@ -225,11 +242,11 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 // MaxBatch is the most events POST /v1/events/batch takes at once.
 const MaxBatch = 100
 
-const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %8s %6s %10s %9s %8s\n"
+const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %6s %8s %6s %10s %9s %8s\n"
 
 // printHeader says what ran and where each column comes from, since the
 // CPU column means a different thing in each mode.
-func printHeader(cfg Config) {
+func printHeader(cfg Config, ceiling float64) {
 	w := cfg.Out
 	if cfg.Batch > 1 {
 		fmt.Fprintf(w, "batch     %d events per request (POST /v1/events/batch)\n", cfg.Batch)
@@ -245,10 +262,14 @@ func printHeader(cfg Config) {
 		fmt.Fprintf(w, "CPU/dlv   this process's, producers and sink included: the service's own is at most that (≤), its\n")
 		fmt.Fprintf(w, "          ceiling at least (≥); -processes 1 runs the service apart and measures its own\n")
 	}
+	if ceiling > 0 {
+		fmt.Fprintf(w, "share     dlv/s ÷ the loopback ceiling, %s req/s of %d-byte POSTs between a Go client and a Go server\n", rate(ceiling), ceilingBody)
+		fmt.Fprintf(w, "          with %d in flight, measured just before (one event per request allows about 0.5, batches near 1)\n", cfg.Producers)
+	}
 	fmt.Fprintf(w, "busy      share of the wall time the store's write path was busy (%s), the busiest process's\n", writeSecondsMetric)
 	fmt.Fprintf(w, "ceilings  write = dlv/s ÷ busy; CPU = %d cores × 1e6 ÷ CPU µs/dlv\n", runtime.NumCPU())
 	fmt.Fprintf(w, "dlv/s, CPU/dlv and busy span the producers' run and the drain that follows\n")
-	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "CPU/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
+	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "share", "CPU/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
 }
 
 // unknown is what the table prints for a figure it could not measure.
@@ -284,6 +305,13 @@ func rate(r float64) string {
 	return strconv.FormatFloat(r, 'f', 0, 64)
 }
 
+func share(f float64) string {
+	if f <= 0 {
+		return unknown
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64)
+}
+
 func percent(f float64) string {
 	if f < 0 {
 		return unknown
@@ -298,6 +326,10 @@ func mark(sign, figure string) string {
 	}
 	return sign + figure
 }
+
+// producerLabels tell the producers apart from the service in a CPU
+// profile of an in-process run (-cpuprofile; -tagfocus role=…).
+var producerLabels = pprof.WithLabels(context.Background(), pprof.Labels("role", "bench-producer"))
 
 // runScenario starts a service (unless one runs at cfg.URL), sets up an
 // account, a company and the endpoints, runs the producers for the
@@ -393,6 +425,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(producerLabels)
 			for runCtx.Err() == nil {
 				if interval > 0 {
 					due := start.Add(time.Duration(seq.Add(1)) * interval)
@@ -779,7 +812,7 @@ func newSink(host string) (*sink, error) {
 	}
 	s := &sink{ln: ln, url: "http://" + ln.Addr().String(), arrived: make(chan struct{}, 1)}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
-	go s.srv.Serve(ln)
+	go pprof.Do(context.Background(), pprof.Labels("role", "bench-sink"), func(context.Context) { s.srv.Serve(ln) })
 	return s, nil
 }
 
