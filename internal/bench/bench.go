@@ -119,6 +119,9 @@ type Result struct {
 	// Processes, the service's process_cpu_seconds_total with URL, and
 	// this whole process's otherwise (CPUShared); 0 when unknown.
 	CPUPerDelivery time.Duration
+	// DatabaseCPUPerDelivery is PostgreSQL's CPU time per delivery over
+	// the same window (see postgresCPU), on -database; 0 on SQLite.
+	DatabaseCPUPerDelivery time.Duration
 	// CPUShared says CPUPerDelivery includes the producers and the sink,
 	// which run in the service's process: the service's own is at most
 	// that, and CPUCeiling at least.
@@ -227,7 +230,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		fmt.Fprintf(cfg.Out, rowFormat, name, rate(r.EventsPerSec), rate(r.DeliveriesPerSec),
 			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain),
-			share(r.Share), mark(cpuMark, us(r.CPUPerDelivery)), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
+			share(r.Share), mark(cpuMark, us(r.CPUPerDelivery)), us(r.DatabaseCPUPerDelivery), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
 		}
@@ -242,7 +245,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 // MaxBatch is the most events POST /v1/events/batch takes at once.
 const MaxBatch = 100
 
-const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %6s %8s %6s %10s %9s %8s\n"
+const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %6s %8s %7s %6s %10s %9s %8s\n"
 
 // printHeader says what ran and where each column comes from, since the
 // CPU column means a different thing in each mode.
@@ -266,10 +269,13 @@ func printHeader(cfg Config, ceiling float64) {
 		fmt.Fprintf(w, "share     dlv/s ÷ the loopback ceiling, %s req/s of %d-byte POSTs between a Go client and a Go server\n", rate(ceiling), ceilingBody)
 		fmt.Fprintf(w, "          with %d in flight, measured just before (one event per request allows about 0.5, batches near 1)\n", cfg.Producers)
 	}
+	if service.IsPostgres(cfg.Database) && cfg.URL == "" {
+		fmt.Fprintf(w, "+PG/dlv   PostgreSQL's CPU per delivery, every process of this machine named postgres: add it to CPU/dlv\n")
+	}
 	fmt.Fprintf(w, "busy      share of the wall time the store's write path was busy (%s), the busiest process's\n", writeSecondsMetric)
 	fmt.Fprintf(w, "ceilings  write = dlv/s ÷ busy; CPU = %d cores × 1e6 ÷ CPU µs/dlv\n", runtime.NumCPU())
 	fmt.Fprintf(w, "dlv/s, CPU/dlv and busy span the producers' run and the drain that follows\n")
-	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "share", "CPU/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
+	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "share", "CPU/dlv", "+PG/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
 }
 
 // unknown is what the table prints for a figure it could not measure.
@@ -383,9 +389,13 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	}
 
 	var events, failures atomic.Int64
-	var cpuBefore time.Duration
+	var cpuBefore, dbBefore time.Duration
 	if cpu != nil {
 		cpuBefore = cpu()
+	}
+	onPostgres := service.IsPostgres(cfg.Database) && cfg.URL == ""
+	if onPostgres {
+		dbBefore = postgresCPU()
 	}
 	scrapedBefore := scrapeAll(client, bases)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
@@ -474,6 +484,9 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	res.Deliveries = sink.count()
 	if spent > 0 && res.Deliveries > 0 {
 		res.CPUPerDelivery = spent / time.Duration(res.Deliveries)
+	}
+	if onPostgres && res.Deliveries > 0 {
+		res.DatabaseCPUPerDelivery = (postgresCPU() - dbBefore) / time.Duration(res.Deliveries)
 	}
 	res.EventsPerSec = float64(res.Events) / elapsed.Seconds()
 	// Deliveries per second over the whole run, drain included: what the
