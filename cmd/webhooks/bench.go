@@ -72,6 +72,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	erase := fs.Int("erase", 0, "measure a company's erasure under load: fill a company with this many events, then run 1 endpoint flat out and 1 endpoint at half that rate while the company is deleted, and report the erasure's duration and the latencies meanwhile (with -endpoints: that one scenario, erasing)")
 	sinkHost := fs.String("sink-host", "127.0.0.1", "address the sink listens on, as the service reaches it")
 	verbose := fs.Bool("v", false, "log the service's warnings")
+	ceiling := fs.Duration("ceiling", 5*time.Second, "how long to measure the loopback ceiling (1 KiB POSTs between a Go client and server) before the scenarios, whose dlv/s the table gives as a share of it; 0 skips it")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -84,7 +85,7 @@ func (c *BenchCommand) Run(ctx context.Context, args []string) error {
 	}
 	cfg := bench.Config{
 		URL: *url, AdminKey: *adminKey, Database: *database, SinkHost: *sinkHost, Processes: *processes, Executable: *serve,
-		Duration: *duration, Producers: *producers, Batch: *batch, Out: c.Out,
+		Duration: *duration, Producers: *producers, Batch: *batch, Ceiling: *ceiling, Out: c.Out,
 	}
 	if *verbose {
 		cfg.Logger = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))

@@ -53,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	switch args[0] {
 	case "serve":
-		return (&ServeCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
+		return (&ServeCommand{Out: stdout, Stderr: stderr, LimitMemory: true}).Run(ctx, args[1:])
 	case "bench":
 		return (&BenchCommand{Out: stdout, Stderr: stderr}).Run(ctx, args[1:])
 	case "listen":

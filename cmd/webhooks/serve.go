@@ -40,13 +40,16 @@ type ServeCommand struct {
 	// Listening, if set, receives the bound address once the service
 	// accepts connections (tests serve on ":0").
 	Listening func(addr string)
+	// LimitMemory applies -memory-limit to the process: the command does,
+	// tests that run several services in one process do not.
+	LimitMemory bool
 }
 
 // serveFlags holds the settings, each a flag whose default comes from its
 // WEBHOOKS_* variable.
 type serveFlags struct {
 	addr, database, dataDir, adminKey, retrySchedule, allowNetworks, logLevel, logFormat string
-	publicURL, previousAdminKey                                                          string
+	publicURL, previousAdminKey, memoryLimit                                             string
 	keySource, generated                                                                 string // where the admin key came from; one made at this start
 	retryJitter                                                                          float64
 	attemptTimeout, retention, pollInterval, shutdownGrace, lease, disableAfter          time.Duration
@@ -75,6 +78,10 @@ func (c *ServeCommand) Run(ctx context.Context, args []string) error {
 	cfg, err := c.config(f, logger)
 	if err != nil {
 		return err
+	}
+	if c.LimitMemory {
+		limit, _ := parseBytes(f.memoryLimit) // checked by parse
+		limitMemory(ctx, limit, logger)
 	}
 	// OTEL_* come from the process's environment, where the SDK reads
 	// them too.
@@ -198,6 +205,7 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", durationEnv("SHUTDOWN_GRACE", 0), "time in-flight attempts get to finish at shutdown; default attempt timeout + 1s (WEBHOOKS_SHUTDOWN_GRACE)")
 	fs.StringVar(&f.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (WEBHOOKS_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", env("LOG_FORMAT", "text"), "text or json (WEBHOOKS_LOG_FORMAT)")
+	fs.StringVar(&f.memoryLimit, "memory-limit", env("MEMORY_LIMIT", "32MiB"), "soft limit on the Go runtime's memory, such as 32MiB or 1GiB, kept at least twice the live heap; off for none; GOMEMLIMIT, if set, wins (WEBHOOKS_MEMORY_LIMIT)")
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
@@ -209,6 +217,9 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	f.previousAdminKey = cmp.Or(f.previousAdminKey, env("PREVIOUS_ADMIN_KEY", ""))
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("serve takes no arguments, got %q", fs.Args())
+	}
+	if _, err := parseBytes(f.memoryLimit); err != nil {
+		return nil, fmt.Errorf("memory-limit: %w", err)
 	}
 	return f, nil
 }

@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,8 +92,11 @@ type Config struct {
 	// POST /v1/events, more through POST /v1/events/batch.
 	Batch     int
 	Scenarios []Scenario
-	Out       io.Writer
-	Logger    *slog.Logger
+	// Ceiling is how long the loopback ceiling is measured before the
+	// scenarios (see loopbackCeiling); 0 skips it.
+	Ceiling time.Duration
+	Out     io.Writer
+	Logger  *slog.Logger
 }
 
 // Result is one scenario's figures.
@@ -115,6 +119,9 @@ type Result struct {
 	// Processes, the service's process_cpu_seconds_total with URL, and
 	// this whole process's otherwise (CPUShared); 0 when unknown.
 	CPUPerDelivery time.Duration
+	// DatabaseCPUPerDelivery is PostgreSQL's CPU time per delivery over
+	// the same window (see postgresCPU), on -database; 0 on SQLite.
+	DatabaseCPUPerDelivery time.Duration
 	// CPUShared says CPUPerDelivery includes the producers and the sink,
 	// which run in the service's process: the service's own is at most
 	// that, and CPUCeiling at least.
@@ -127,7 +134,10 @@ type Result struct {
 	// the machine's cores imply (see writeCeiling, cpuCeiling); 0 when
 	// unknown.
 	WriteCeiling, CPUCeiling float64
-	Errors                   int
+	// Share is DeliveriesPerSec over the loopback ceiling measured in the
+	// same run; 0 when it was not measured.
+	Share  float64
+	Errors int
 	// With Scenario.Erase: how long the erasure took from the DELETE's
 	// answer, how long the DELETE took to answer, and the latencies of
 	// the deliveries that arrived meanwhile.
@@ -182,7 +192,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	if cfg.Batch > MaxBatch {
 		return nil, fmt.Errorf("a batch holds at most %d events, not %d", MaxBatch, cfg.Batch)
 	}
-	printHeader(cfg)
+	var ceiling float64
+	if cfg.Ceiling > 0 {
+		var err error
+		if ceiling, err = loopbackCeiling(ctx, cfg.SinkHost, cfg.Producers, cfg.Ceiling); err != nil {
+			return nil, fmt.Errorf("measuring the loopback ceiling: %w", err)
+		}
+	}
+	printHeader(cfg, ceiling)
 	var results []Result
 	for _, sc := range cfg.Scenarios {
 		if sc.RateOf != "" {
@@ -199,6 +216,9 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if err != nil {
 			return results, fmt.Errorf("%s: %w", sc.Name, err)
 		}
+		if ceiling > 0 {
+			r.Share = r.DeliveriesPerSec / ceiling
+		}
 		results = append(results, r)
 		name := sc.Name
 		if sc.Rate > 0 {
@@ -210,7 +230,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 		fmt.Fprintf(cfg.Out, rowFormat, name, rate(r.EventsPerSec), rate(r.DeliveriesPerSec),
 			ms(r.P50), ms(r.P99), ms(r.Max), ms(r.Drain),
-			mark(cpuMark, us(r.CPUPerDelivery)), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
+			share(r.Share), mark(cpuMark, us(r.CPUPerDelivery)), us(r.DatabaseCPUPerDelivery), percent(r.WriteBusy), rate(r.WriteCeiling), mark(ceilMark, rate(r.CPUCeiling)), mib(r.PeakRSS))
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
 		}
@@ -225,11 +245,11 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 // MaxBatch is the most events POST /v1/events/batch takes at once.
 const MaxBatch = 100
 
-const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %8s %6s %10s %9s %8s\n"
+const rowFormat = "%-32s %8s %8s %8s %8s %8s %8s %6s %8s %7s %6s %10s %9s %8s\n"
 
 // printHeader says what ran and where each column comes from, since the
 // CPU column means a different thing in each mode.
-func printHeader(cfg Config) {
+func printHeader(cfg Config, ceiling float64) {
 	w := cfg.Out
 	if cfg.Batch > 1 {
 		fmt.Fprintf(w, "batch     %d events per request (POST /v1/events/batch)\n", cfg.Batch)
@@ -245,10 +265,17 @@ func printHeader(cfg Config) {
 		fmt.Fprintf(w, "CPU/dlv   this process's, producers and sink included: the service's own is at most that (≤), its\n")
 		fmt.Fprintf(w, "          ceiling at least (≥); -processes 1 runs the service apart and measures its own\n")
 	}
+	if ceiling > 0 {
+		fmt.Fprintf(w, "share     dlv/s ÷ the loopback ceiling, %s req/s of %d-byte POSTs between a Go client and a Go server\n", rate(ceiling), ceilingBody)
+		fmt.Fprintf(w, "          with %d in flight, measured just before (one event per request allows about 0.5, batches near 1)\n", cfg.Producers)
+	}
+	if service.IsPostgres(cfg.Database) && cfg.URL == "" {
+		fmt.Fprintf(w, "+PG/dlv   PostgreSQL's CPU per delivery, every process of this machine named postgres: add it to CPU/dlv\n")
+	}
 	fmt.Fprintf(w, "busy      share of the wall time the store's write path was busy (%s), the busiest process's\n", writeSecondsMetric)
 	fmt.Fprintf(w, "ceilings  write = dlv/s ÷ busy; CPU = %d cores × 1e6 ÷ CPU µs/dlv\n", runtime.NumCPU())
 	fmt.Fprintf(w, "dlv/s, CPU/dlv and busy span the producers' run and the drain that follows\n")
-	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "CPU/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
+	fmt.Fprintf(w, rowFormat, "scenario", "events/s", "dlv/s", "p50", "p99", "max", "drain", "share", "CPU/dlv", "+PG/dlv", "busy", "ceil:write", "ceil:CPU", "peak RSS")
 }
 
 // unknown is what the table prints for a figure it could not measure.
@@ -284,6 +311,13 @@ func rate(r float64) string {
 	return strconv.FormatFloat(r, 'f', 0, 64)
 }
 
+func share(f float64) string {
+	if f <= 0 {
+		return unknown
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64)
+}
+
 func percent(f float64) string {
 	if f < 0 {
 		return unknown
@@ -298,6 +332,10 @@ func mark(sign, figure string) string {
 	}
 	return sign + figure
 }
+
+// producerLabels tell the producers apart from the service in a CPU
+// profile of an in-process run (-cpuprofile; -tagfocus role=…).
+var producerLabels = pprof.WithLabels(context.Background(), pprof.Labels("role", "bench-producer"))
 
 // runScenario starts a service (unless one runs at cfg.URL), sets up an
 // account, a company and the endpoints, runs the producers for the
@@ -351,9 +389,13 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	}
 
 	var events, failures atomic.Int64
-	var cpuBefore time.Duration
+	var cpuBefore, dbBefore time.Duration
 	if cpu != nil {
 		cpuBefore = cpu()
+	}
+	onPostgres := service.IsPostgres(cfg.Database) && cfg.URL == ""
+	if onPostgres {
+		dbBefore = postgresCPU()
 	}
 	scrapedBefore := scrapeAll(client, bases)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
@@ -393,6 +435,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			pprof.SetGoroutineLabels(producerLabels)
 			for runCtx.Err() == nil {
 				if interval > 0 {
 					due := start.Add(time.Duration(seq.Add(1)) * interval)
@@ -441,6 +484,9 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	res.Deliveries = sink.count()
 	if spent > 0 && res.Deliveries > 0 {
 		res.CPUPerDelivery = spent / time.Duration(res.Deliveries)
+	}
+	if onPostgres && res.Deliveries > 0 {
+		res.DatabaseCPUPerDelivery = (postgresCPU() - dbBefore) / time.Duration(res.Deliveries)
 	}
 	res.EventsPerSec = float64(res.Events) / elapsed.Seconds()
 	// Deliveries per second over the whole run, drain included: what the
@@ -779,7 +825,7 @@ func newSink(host string) (*sink, error) {
 	}
 	s := &sink{ln: ln, url: "http://" + ln.Addr().String(), arrived: make(chan struct{}, 1)}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 5 * time.Second}
-	go s.srv.Serve(ln)
+	go pprof.Do(context.Background(), pprof.Labels("role", "bench-sink"), func(context.Context) { s.srv.Serve(ln) })
 	return s, nil
 }
 

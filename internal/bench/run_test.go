@@ -24,6 +24,7 @@ func TestRun_InProcess(t *testing.T) {
 		Duration:  time.Second,
 		Producers: 4,
 		Scenarios: []Scenario{{Name: "smoke", Endpoints: 2, Rate: 200}},
+		Ceiling:   200 * time.Millisecond,
 		Out:       &out,
 	})
 	if err != nil {
@@ -32,6 +33,10 @@ func TestRun_InProcess(t *testing.T) {
 	r := results[0]
 	if r.Events == 0 || r.Deliveries != 2*r.Events || r.Errors != 0 {
 		t.Errorf("got %d events, %d deliveries, %d errors; want every event delivered twice\n%s", r.Events, r.Deliveries, r.Errors, out.String())
+	}
+	// 400 dlv/s is a small share of any ceiling, and more than none.
+	if r.Share <= 0 || r.Share >= 1 || !strings.Contains(out.String(), "loopback ceiling") {
+		t.Errorf("share of the loopback ceiling %.3f, want in (0, 1), and said in the header\n%s", r.Share, out.String())
 	}
 	if !r.CPUShared {
 		t.Error("in-process CPU not marked as shared with the producers and the sink")

@@ -1,8 +1,11 @@
 package bench
 
 import (
+	"net/url"
 	"testing"
 	"time"
+
+	"github.com/factuarea/webhooks/internal/pgtest"
 )
 
 // TestStatCPU: the CPU time is read after the command name, whatever that
@@ -16,5 +19,22 @@ func TestStatCPU(t *testing.T) {
 	}
 	if got := statCPU("garbage"); got != 0 {
 		t.Errorf("garbage: got %s, want 0", got)
+	}
+}
+
+// TestPostgresCPU: PostgreSQL's processes are found by name and their CPU
+// summed; the suite's PostgreSQL tests need a server on this machine,
+// whose postmaster and background workers have run for a while.
+func TestPostgresCPU(t *testing.T) {
+	pgtest.SchemaURL(t) // a server answers, or the test fails saying how to start one
+	if u, err := url.Parse(pgtest.URL()); err == nil && u.Hostname() != "127.0.0.1" && u.Hostname() != "localhost" && u.Hostname() != "::1" {
+		t.Skipf("the test server %s is not on this machine: its CPU cannot be read here", u.Hostname())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for postgresCPU() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no CPU time found for any process named postgres, with a server running here")
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

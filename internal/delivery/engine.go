@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -256,6 +257,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	return nil
 }
 
+// attemptLabels label the attempts' goroutines in CPU profiles, apart
+// from the dispatcher's (role=engine) that starts them.
+var attemptLabels = pprof.WithLabels(context.Background(), pprof.Labels("role", "attempt"))
+
 // dispatcher is the state of Run's goroutine.
 type dispatcher struct {
 	*Engine
@@ -486,6 +491,7 @@ func (d *dispatcher) start(claims []*webhooks.Claim) {
 		}
 		slot := slots[i]
 		go func() {
+			pprof.SetGoroutineLabels(attemptLabels)
 			if c.Endpoint.RateLimit > 0 {
 				if ok, until := d.throttle(d.attemptCtx, c); !ok {
 					d.ended(c, slot)

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,10 +386,14 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
-	wg.Go(func() { s.Engine.Run(ctx) })
-	wg.Go(func() { maintenance.Run(ctx, s.background()...) })
+	// Each role's goroutines carry a label that CPU profiles keep
+	// (docs/performance.md), inherited by the goroutines they start.
+	wg.Go(func() { pprof.Do(ctx, pprof.Labels("role", "engine"), func(ctx context.Context) { s.Engine.Run(ctx) }) })
+	wg.Go(func() {
+		pprof.Do(ctx, pprof.Labels("role", "background"), func(ctx context.Context) { maintenance.Run(ctx, s.background()...) })
+	})
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { pprof.Do(ctx, pprof.Labels("role", "api"), func(context.Context) { errc <- srv.Serve(ln) }) }()
 	var err error
 	select {
 	case <-ctx.Done():

@@ -9,12 +9,19 @@ import (
 // txn is a write transaction whose statements are prepared once: SQLite
 // takes about as long to parse a statement as to run a small one, and the
 // engine runs the same few statements thousands of times a second.
+//
+// Its statements do not watch their context: the driver starts a goroutine
+// per statement to interrupt it if the context ends, which cost more than
+// a small statement, and a write transaction's statements are short. The
+// transaction still ends with its context (database/sql rolls it back,
+// and its commit fails).
 type txn struct {
 	*sql.Tx
 	cache *stmtCache
 }
 
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = context.WithoutCancel(ctx)
 	if st := t.cache.get(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -22,6 +29,7 @@ func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.R
 }
 
 func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = context.WithoutCancel(ctx)
 	if st := t.cache.get(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -29,6 +37,7 @@ func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql
 }
 
 func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = context.WithoutCancel(ctx)
 	if st := t.cache.get(query); st != nil {
 		return t.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
