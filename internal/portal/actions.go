@@ -218,7 +218,7 @@ func (h *Handler) handleEditEndpoint(w http.ResponseWriter, r *http.Request, c *
 // editForm is the form that edits ep, with events chosen.
 func (h *Handler) editForm(ctx context.Context, c *reqCtx, ep *webhooks.Endpoint, events []string) (*EndpointFormPage, error) {
 	p := &EndpointFormPage{
-		Base:    Base{Title: "Edit " + endpointLabel(ep), Nav: "endpoints"}, Relay: ep.Relay,
+		Base: Base{Title: "Edit " + endpointLabel(ep), Nav: "endpoints"}, Relay: ep.Relay,
 		Editing: true, Action: endpointPath(ep.ID) + "/edit", Cancel: endpointPath(ep.ID),
 		URL: ep.URL, Description: ep.Description,
 		APIVersions: h.apiVersionOptions(ep.APIVersion), Livemode: ep.Livemode,
