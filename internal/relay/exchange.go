@@ -12,11 +12,16 @@ import (
 // connection holds: its message is the attempt's error as recorded.
 var ErrNotConnected = errors.New(webhooks.RelayNotConnected)
 
+// ErrLost is the error of an attempt whose connection ended before the
+// listener answered (webhooks.RelayLost).
+var ErrLost = errors.New(webhooks.RelayLost)
+
 // Exchange carries one attempt's request (its signed headers and body) to
 // the endpoint's listener, and returns the listener's answer: what its
 // forward target answered, or the error it met (Error set). It returns
-// ErrNotConnected when no connection holds the endpoint, and ctx's error
-// when no answer came in time.
+// ErrNotConnected when no connection holds the endpoint, ErrLost when the
+// connection ended before the answer, and ctx's error when no answer came
+// in time.
 func (h *Hub) Exchange(ctx context.Context, endpointID, deliveryID string, header map[string][]string, body []byte) (*webhooks.RelayAnswer, error) {
 	session, err := h.cfg.Store.RelaySession(ctx, endpointID, h.cfg.Now())
 	if err != nil {
@@ -54,6 +59,9 @@ func (h *Hub) Exchange(ctx context.Context, endpointID, deliveryID string, heade
 		a, err := h.cfg.Store.RelayAnswer(ctx, r.ID)
 		if err != nil {
 			return nil, err
+		}
+		if a != nil && a.Error == webhooks.RelayLost {
+			return nil, ErrLost
 		}
 		if a != nil {
 			return a, nil

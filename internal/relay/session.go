@@ -59,9 +59,16 @@ func (h *Hub) Serve(ctx context.Context, endpointID string, send func(*webhooks.
 	defer renew.Stop()
 	poll := time.NewTicker(h.cfg.Poll)
 	defer poll.Stop()
+	// A step cut short by the end of ctx reports why ctx ended.
+	fail := func(err error) error {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return err
+	}
 	for {
 		if err := h.sendTaken(ctx, s, send); err != nil {
-			return err
+			return fail(err)
 		}
 		select {
 		case <-ctx.Done():
@@ -71,13 +78,13 @@ func (h *Hub) Serve(ctx context.Context, endpointID string, send func(*webhooks.
 		case <-renew.C:
 			held, err := h.cfg.Store.RenewRelay(ctx, endpointID, s.id, h.cfg.Now().Add(h.cfg.Lease))
 			if err != nil {
-				return err
+				return fail(err)
 			}
 			if !held {
 				return ErrTakenOver
 			}
 			if err := send(nil); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 	}
