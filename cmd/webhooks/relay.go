@@ -48,7 +48,10 @@ const (
 
 // errFatal marks an answer of the service that reconnecting cannot mend
 // (a wrong key, an endpoint deleted meanwhile).
-type errFatal struct{ error }
+type errFatal struct {
+	error
+	status int
+}
 
 func (r *relayer) printf(format string, args ...any) {
 	r.mu.Lock()
@@ -99,11 +102,17 @@ func (r *relayer) run(ctx context.Context) error {
 	// pending end failed (endpoint_deleted), as any endpoint's.
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if derr := r.call(dctx, http.MethodDelete, path, nil, nil); derr != nil {
+	derr := r.call(dctx, http.MethodDelete, path, nil, nil)
+	var gone errFatal
+	switch {
+	case errors.As(derr, &gone) && gone.status == http.StatusNotFound:
+		r.printf("Relay endpoint %s was deleted meanwhile.\n", id)
+	case derr != nil:
 		r.printf("Could not delete relay endpoint %s: %v\n", id, derr)
 		return errors.Join(err, derr)
+	default:
+		r.printf("Deleted relay endpoint %s.\n", id)
 	}
-	r.printf("Deleted relay endpoint %s.\n", id)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -193,7 +202,7 @@ func apiError(status int, raw []byte) error {
 	if json.Unmarshal(raw, &e) == nil && e.Error.Code != "" {
 		err := fmt.Errorf("%d %s: %s", status, e.Error.Code, e.Error.Message)
 		if status < 500 && status != http.StatusTooManyRequests {
-			return errFatal{err}
+			return errFatal{err, status}
 		}
 		return err
 	}

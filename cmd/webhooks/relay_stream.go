@@ -36,8 +36,11 @@ func (r *relayer) connectLoop(ctx context.Context, path string) error {
 	connected := false
 	for ctx.Err() == nil {
 		held, err := r.stream(ctx, path, func(l *relayLine) {
-			slots <- struct{}{}
+			// The slot is taken by the forward, not the reader: a reader
+			// that waited would look like a dead connection. The service
+			// caps the attempts in flight to the endpoint.
 			forwards.Go(func() {
+				slots <- struct{}{}
 				defer func() { <-slots }()
 				r.forward(ctx, path, l)
 			})
@@ -77,7 +80,7 @@ func (r *relayer) stream(ctx context.Context, path string, request func(*relayLi
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.api+path+"/relay", nil)
 	if err != nil {
-		return false, errFatal{err}
+		return false, errFatal{err, 0}
 	}
 	req.Header.Set("Authorization", "Bearer "+r.key)
 	resp, err := r.client.Do(req)

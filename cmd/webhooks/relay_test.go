@@ -334,3 +334,46 @@ func relayWait(t *testing.T, what string, timeout time.Duration, cond func() boo
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// TestRelay_BadFlags: flags that cannot work are refused before anything
+// is asked of the service, each with an error that says what to give.
+func TestRelay_BadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--forward-to", "ftp://localhost/x", "--api", "http://127.0.0.1:1", "--key", "k", "--company", "c"}, "--forward-to must be an http or https URL"},
+		{[]string{"--forward-to", "http://localhost:3000", "--api", "localhost:8080", "--key", "k", "--company", "c"}, "--api must be the service's http or https URL"},
+		{[]string{"--forward-to", "http://localhost:3000", "--api", "http://127.0.0.1:1", "--company", "c"}, "--key (or $WEBHOOKS_API_KEY) is required"},
+		{[]string{"--forward-to", "http://localhost:3000", "--api", "http://127.0.0.1:1", "--key", "k"}, "give one of --company or --account"},
+		{[]string{"--forward-to", "http://localhost:3000", "--api", "http://127.0.0.1:1", "--key", "k", "--company", "c", "--account", "a"}, "give one of --company or --account"},
+		{[]string{"--api", "http://127.0.0.1:1", "--key", "k", "--company", "c"}, "--forward-to must be"},
+	} {
+		t.Setenv("WEBHOOKS_API_KEY", "")
+		var out strings.Builder
+		err := run(t.Context(), append([]string{"listen"}, tc.args...), &out, &out)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("listen %v: got %v, want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestRelay_EndpointDeleted: deleting a relay endpoint while its listen
+// runs (from the API, the portal…) ends the connection, and the command
+// stops with the service's answer instead of reconnecting for ever.
+func TestRelay_EndpointDeleted(t *testing.T) {
+	const adminKey = "relay-delete-admin-key"
+	p := startServe(t, "WEBHOOKS_DATABASE="+filepath.Join(t.TempDir(), "webhooks.db"), "WEBHOOKS_ADMIN_KEY="+adminKey)
+	accountID, key, _ := relaySetUp(t, p, adminKey, "B12345674")
+	tg := newTarget(t)
+	l := startListen(t, "--api", p.url, "--key", key, "--account", accountID, "--forward-to", tg.URL)
+	p.api(t, key, "DELETE", "/v1/accounts/"+accountID+"/webhook_endpoints/"+l.endpoint, nil, 204)
+	select {
+	case <-l.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("listen goes on after its endpoint was deleted:\n%s", l.output())
+	}
+	if code := l.cmd.ProcessState.ExitCode(); code == 0 || !strings.Contains(l.output(), "not_found") || !strings.Contains(l.output(), "was deleted meanwhile") {
+		t.Errorf("listen exited %d, want an error that names the missing endpoint:\n%s", code, l.output())
+	}
+}

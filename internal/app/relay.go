@@ -39,7 +39,19 @@ func (a *App) ServeRelay(ctx context.Context, c Caller, ref EndpointRef, send fu
 	if err != nil {
 		return err
 	}
-	return a.cfg.Relay.Serve(ctx, oe.ID, send)
+	first := true
+	return a.cfg.Relay.Serve(ctx, oe.ID, func(r *webhooks.RelayRequest) error {
+		if r == nil && !first {
+			// At each keep-alive: an endpoint deleted meanwhile (by the
+			// API, the portal, its company's deletion) ends its
+			// connection, whose listener then hears 404 and stops.
+			if _, err := a.cfg.Store.FindEndpoint(ctx, oe.ID); err != nil {
+				return err
+			}
+		}
+		first = false
+		return send(r)
+	})
 }
 
 // AnswerRelay stores a listener's answer to a request of the relay

@@ -20,7 +20,8 @@ const (
 type Config struct {
 	Store driver.Relay
 	// Poll is how often a waiting attempt, and a connection, look at the
-	// mailbox for what another process put there.
+	// mailbox for what another process put there: what this process puts
+	// wakes them at once.
 	Poll time.Duration
 	// MaxWait is the longest an attempt waits for its answer: the
 	// engine's attempt timeout. A request older than twice that is an

@@ -228,8 +228,16 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	concurrency := cmp.Or(cfg.Concurrency, delivery.DefaultConcurrency)
 	transport.MaxIdleConnsPerHost = max(transport.MaxIdleConnsPerHost, concurrency)
 	transport.MaxIdleConns = max(transport.MaxIdleConns, concurrency)
+	// Alone on its database (SQLite), the process that makes a relay
+	// endpoint's attempt holds its connection too, and they wake each
+	// other: the mailbox's poll is a safety net only.
+	relayPoll := time.Second
+	if cluster != nil {
+		relayPoll = relay.DefaultPoll
+	}
 	s.Relay = relay.New(relay.Config{
-		Store: store, MaxWait: cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout), Now: cfg.Now, Logger: cfg.Logger,
+		Store: store, Poll: relayPoll, MaxWait: cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout),
+		Now: cfg.Now, Logger: cfg.Logger,
 	})
 	s.Engine = delivery.New(delivery.Config{
 		Queue:          s.Queue,
