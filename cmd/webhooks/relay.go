@@ -89,7 +89,11 @@ func (r *relayer) run(ctx context.Context) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	r.client = &http.Client{}
+	// No timeout on the client: the stream lasts. A service that accepts
+	// the connection and never answers is given up on all the same.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.ResponseHeaderTimeout = 30 * time.Second
+	r.client = &http.Client{Transport: transport}
 	id, secret, err := r.setUp(ctx)
 	if err != nil {
 		return err
@@ -143,8 +147,12 @@ func (r *relayer) setUp(ctx context.Context) (string, string, error) {
 		return ep.ID, sec.Secret, nil
 	}
 	host, _ := os.Hostname()
+	events := strings.Split(r.events, ",")
+	for i, e := range events {
+		events[i] = strings.TrimSpace(e)
+	}
 	in := map[string]any{
-		"relay": true, "enabled_events": strings.Split(r.events, ","), "livemode": r.livemode,
+		"relay": true, "enabled_events": events, "livemode": r.livemode,
 		"description": "webhooks listen on " + host,
 	}
 	var ep struct {

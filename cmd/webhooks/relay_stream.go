@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -93,14 +94,15 @@ func (r *relayer) stream(ctx context.Context, path string, request func(*relayLi
 		return false, apiError(resp.StatusCode, raw)
 	}
 	// A connection silent for relayIdle is dead: cancel it.
-	idle := time.AfterFunc(relayIdle, cancel)
+	var silent atomic.Bool
+	idle := time.AfterFunc(relayIdle, func() { silent.Store(true); cancel() })
 	defer idle.Stop()
 	rd := bufio.NewReaderSize(resp.Body, 64<<10)
 	for {
 		line, err := rd.ReadBytes('\n')
 		if err != nil {
-			if ctx.Err() != nil && !held {
-				return held, errors.New("no answer from the service")
+			if silent.Load() {
+				return held, fmt.Errorf("nothing from the service for %s", relayIdle)
 			}
 			return held, err
 		}
