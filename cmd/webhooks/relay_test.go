@@ -251,6 +251,10 @@ func TestRelay_KillAndResume(t *testing.T) {
 		}
 		return false
 	})
+	// Those failures count in the endpoint's health like any other.
+	if ep := p.api(t, key, "GET", epPath, nil, 200); ep["failing_since"] == nil {
+		t.Errorf("after relay_not_connected attempts: failing_since is null, want the episode's start")
+	}
 	// The killed listener left its endpoint: resume it.
 	l2 := startListen(t, append(args, "--endpoint", l.endpoint)...)
 	if l2.endpoint != l.endpoint || l2.secret != l.secret {
