@@ -128,8 +128,9 @@ func (r *relayer) run(ctx context.Context) error {
 func (r *relayer) setUp(ctx context.Context) (string, string, error) {
 	if r.endpoint != "" {
 		var ep struct {
-			ID    string `json:"id"`
-			Relay bool   `json:"relay"`
+			ID            string   `json:"id"`
+			Relay         bool     `json:"relay"`
+			EnabledEvents []string `json:"enabled_events"`
 		}
 		path := r.base + "/" + url.PathEscape(r.endpoint)
 		if err := r.call(ctx, http.MethodGet, path, nil, &ep); err != nil {
@@ -144,6 +145,8 @@ func (r *relayer) setUp(ctx context.Context) (string, string, error) {
 		if err := r.call(ctx, http.MethodGet, path+"/secret", nil, &sec); err != nil {
 			return "", "", err
 		}
+		// What it relays is what it was created with, not --events.
+		r.events = strings.Join(ep.EnabledEvents, ",")
 		return ep.ID, sec.Secret, nil
 	}
 	host, _ := os.Hostname()
