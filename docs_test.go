@@ -331,16 +331,20 @@ func sameDefault(doc, printed string) bool {
 func TestDocs_CommandFlags(t *testing.T) {
 	for _, c := range []struct{ command, page string }{
 		{"serve", "docs/operations.md"},
-		{"listen", "docs/getting-started.md"},
+		// listen's two modes: the receiver's flags, and the relay's.
+		{"listen", "docs/getting-started.md docs/relay.md"},
 		{"probe", "docs/receiving.md"},
 		{"bench", "docs/performance.md"},
 	} {
 		t.Run(c.command, func(t *testing.T) {
-			md, err := os.ReadFile(c.page)
-			if err != nil {
-				t.Fatal(err)
+			var rows [][]string
+			for _, page := range strings.Fields(c.page) {
+				md, err := os.ReadFile(page)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rows = append(rows, tableRows(md)...)
 			}
-			rows := tableRows(md)
 			for _, f := range commandFlags(t, c.command) {
 				var row []string
 				for _, r := range rows {

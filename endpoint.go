@@ -102,6 +102,11 @@ type Endpoint struct {
 	// 14).
 	Ordered     bool
 	AutoRecover bool
+	// Relay marks an endpoint whose deliveries are carried over a
+	// `webhooks listen` connection instead of POSTed to a URL (SPEC 20):
+	// it has no URL, and the service never dials anything for it. It is
+	// set at creation and never changes.
+	Relay bool
 
 	// The endpoint's health (SPEC 14), kept by the engine: FailureStreak
 	// counts the attempts that failed in a row since the last 2xx, and
@@ -257,8 +262,13 @@ func (e *Endpoint) Validate() error {
 	default:
 		return Errorf(EINVALID, "scope must be company, account or platform.")
 	}
-	if e.URL == "" {
-		return Errorf(EINVALID, "url is required.")
+	switch {
+	case e.Relay && e.URL != "":
+		return Errorf(EINVALID, "a relay endpoint has no url: its deliveries go over the webhooks listen connection. Leave url out, or set relay to false.")
+	case e.Relay && e.Scope == ScopePlatform:
+		return Errorf(EINVALID, "a platform endpoint cannot be a relay endpoint: relay endpoints belong to a company or an account.")
+	case !e.Relay && e.URL == "":
+		return Errorf(EINVALID, "url is required (or relay: true, for a webhooks listen connection).")
 	}
 	if len(e.URL) > MaxURLLength {
 		return Errorf(EINVALID, "url must be at most %d characters.", MaxURLLength)
@@ -320,6 +330,9 @@ type EndpointUpdate struct {
 // partly changed: callers apply to a copy.
 func (u *EndpointUpdate) Apply(e *Endpoint) error {
 	if u.URL != nil {
+		if e.Relay {
+			return Errorf(EINVALID, "a relay endpoint has no url, and cannot be given one: create an endpoint with a url instead.")
+		}
 		e.URL = *u.URL
 	}
 	if u.EnabledEvents != nil {

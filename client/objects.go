@@ -110,7 +110,7 @@ type Endpoint struct {
 	Scope                   string   `json:"scope"`  // "company", "account" or "platform"
 	CompanyID               string   `json:"company_id,omitempty"`
 	AccountID               string   `json:"account_id,omitempty"`
-	URL                     string   `json:"url"`
+	URL                     string   `json:"url"` // empty on a relay endpoint
 	EnabledEvents           []string `json:"enabled_events"`
 	Relationships           []string `json:"relationships,omitempty"`
 	APIVersion              string   `json:"api_version"`
@@ -119,6 +119,7 @@ type Endpoint struct {
 	Status                  string   `json:"status"` // "enabled" or "disabled"
 	StandardWebhooks        bool     `json:"standard_webhooks"`
 	RateLimit               *int     `json:"rate_limit"`
+	Relay                   bool     `json:"relay"` // deliveries go over a webhooks listen connection
 	FailingSince            *int64   `json:"failing_since"`
 	DisabledAt              *int64   `json:"disabled_at"`
 	DisabledReason          *string  `json:"disabled_reason"`

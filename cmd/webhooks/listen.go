@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -16,26 +17,52 @@ import (
 	"github.com/factuarea/webhooks/signature"
 )
 
-// ListenCommand is `webhooks listen`: a receiver for trying the service
-// out. It prints every delivery it gets (headers and body), checks the
-// signature when given the endpoint's secret, and answers 200.
+// ListenCommand is `webhooks listen`, in one of two modes.
+//
+// With --forward-to it is the local relay (SPEC 20): it connects out to
+// the service, creates (or, with --endpoint, resumes) a relay endpoint of
+// a company or an account, and POSTs each of its deliveries to the
+// --forward-to URL, reporting the answer back as the attempt's outcome.
+//
+// Without it, it is a receiver for trying the service out: it prints
+// every delivery it gets (headers and body), checks the signature when
+// given the endpoint's secret, and answers --status.
 type ListenCommand struct {
 	Out    io.Writer
 	Stderr io.Writer
-	// Listening, if set, receives the bound address.
+	// Listening, if set, receives the bound address (receiver mode).
 	Listening func(addr string)
 }
 
-// Run parses args and receives until ctx ends.
+// Run parses args and receives (or relays) until ctx ends.
 func (c *ListenCommand) Run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("listen", flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
-	addr := fs.String("addr", "127.0.0.1:9000", "address to listen on")
+	addr := fs.String("addr", "127.0.0.1:9000", "address to listen on (receiver mode)")
 	var secrets secretsFlag
-	fs.Var(&secrets, "secret", "an endpoint secret to verify signatures with (repeatable)")
-	status := fs.Int("status", 200, "the status to answer with (try 500 to watch retries)")
+	fs.Var(&secrets, "secret", "an endpoint secret to verify signatures with (repeatable; receiver mode)")
+	status := fs.Int("status", 200, "the status to answer with (receiver mode; try 500 to watch retries)")
+	var r relayer
+	fs.StringVar(&r.forwardTo, "forward-to", "", "relay mode: the local URL to POST each delivery to, such as http://localhost:3000/webhooks")
+	fs.StringVar(&r.api, "api", "", "relay mode: the service's URL, such as https://hooks.example.com")
+	fs.StringVar(&r.key, "key", "", "relay mode: the account key (when not given: $WEBHOOKS_API_KEY)")
+	fs.StringVar(&r.company, "company", "", "relay mode: the company whose events to relay")
+	fs.StringVar(&r.account, "account", "", "relay mode: the account whose events to relay (instead of a company)")
+	fs.StringVar(&r.events, "events", "*", "relay mode: the event types to relay, comma-separated patterns (invoice.*,account.updated)")
+	fs.StringVar(&r.endpoint, "endpoint", "", "relay mode: resume this relay endpoint (one a killed listen left) instead of creating one")
+	fs.BoolVar(&r.livemode, "livemode", true, "relay mode: relay live-mode events (false: test-mode ones)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("listen takes no arguments (got %q)", fs.Args())
+	}
+	if r.forwardTo != "" || r.api != "" {
+		if r.key == "" {
+			r.key = os.Getenv("WEBHOOKS_API_KEY")
+		}
+		r.out, r.stderr = c.Out, c.Stderr
+		return r.run(ctx)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

@@ -3,7 +3,7 @@
 //	webhooks serve   run the API, the portal and the delivery workers
 //	webhooks bench   measure registration and delivery throughput
 //	webhooks probe   test a webhook receiver from outside
-//	webhooks listen  print what a receiver gets, for trying the service out
+//	webhooks listen  print what a receiver gets, or relay deliveries to localhost (--forward-to)
 //	webhooks version print the version and the revision it was built from
 package main
 
@@ -26,7 +26,7 @@ Commands:
   serve   run the API, the portal and the delivery workers
   bench   measure registration and delivery throughput
   probe   test a webhook receiver from outside
-  listen  a receiver that prints what it gets, for trying the service out
+  listen  a receiver that prints what it gets; with --forward-to, the local relay
   version print the version and the revision it was built from (also --version)
 
 Run "webhooks <command> -h" for a command's flags.

@@ -70,7 +70,10 @@ type Config struct {
 	// Maintenance reads what the backlog alert and the recovery probes
 	// act on: the store's (nil: neither runs). BacklogAlert (0: never),
 	// RecoveryProbe and RecoveryFor are SPEC 14's.
-	Maintenance   driver.Maintenance
+	Maintenance driver.Maintenance
+	// Relay holds the listeners' connections of relay endpoints (SPEC
+	// 20); nil: this service relays nothing.
+	Relay         RelayHub
 	BacklogAlert  time.Duration
 	RecoveryProbe time.Duration
 	RecoveryFor   time.Duration

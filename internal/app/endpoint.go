@@ -151,6 +151,9 @@ type EndpointInput struct {
 	RateLimit        int
 	Ordered          bool
 	AutoRecover      bool
+	// Relay asks for a relay endpoint (SPEC 20): no URL, its deliveries
+	// carried over a `webhooks listen` connection.
+	Relay bool
 }
 
 // CreateEndpoint creates an endpoint of the owner, with a new secret, which
@@ -165,7 +168,7 @@ func (a *App) CreateEndpoint(ctx context.Context, c Caller, o Owner, in Endpoint
 		ID: webhooks.NewID(), Scope: o.Scope, URL: in.URL, EnabledEvents: in.EnabledEvents, APIVersion: in.APIVersion,
 		Livemode: in.Livemode == nil || *in.Livemode, Description: in.Description, Status: webhooks.EndpointEnabled,
 		StandardWebhooks: in.StandardWebhooks, RateLimit: in.RateLimit, Ordered: in.Ordered, AutoRecover: in.AutoRecover,
-		Created: now, Updated: now,
+		Relay: in.Relay, Created: now, Updated: now,
 	}
 	switch o.Scope {
 	case webhooks.ScopeCompany:
@@ -213,7 +216,9 @@ func newSecret() (string, error) { return signature.NewSecret() }
 // checkURL runs the SSRF guard's check on ep's URL, and keeps the URL in
 // the form the guard parsed it to.
 func (a *App) checkURL(ctx context.Context, ep *webhooks.Endpoint) error {
-	if a.cfg.URLs == nil {
+	// A relay endpoint has no URL: the service dials nothing for it, the
+	// listener connects out to the service (SPEC 20).
+	if a.cfg.URLs == nil || ep.Relay {
 		return nil
 	}
 	u, err := a.cfg.URLs.CheckURL(ctx, ep.URL, ep.Livemode && !a.cfg.AllowHTTP)

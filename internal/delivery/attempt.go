@@ -111,9 +111,14 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	outcome := webhooks.OutcomeRetry
 	var asked time.Duration // what a Retry-After asks; 0 when none
 	req, err := NewRequest(actx, d, c.Endpoint, started)
+	var local time.Duration // a relay's forward, timed on the listener's machine
 	if err == nil {
 		var resp *http.Response
-		resp, err = e.cfg.Client.Do(req)
+		if c.Endpoint.Relay {
+			resp, local, err = e.relay(req, d, c.Endpoint)
+		} else {
+			resp, err = e.cfg.Client.Do(req)
+		}
 		if err == nil {
 			outcome = webhooks.ClassifyStatus(resp.StatusCode)
 			a.ResponseStatus = resp.StatusCode
@@ -146,6 +151,9 @@ func (e *Engine) attempt(ctx context.Context, c *webhooks.Claim) *webhooks.Attem
 	}
 	end := e.cfg.Now()
 	a.Duration = end.Sub(started)
+	if local > 0 {
+		a.Duration = local
+	}
 	e.cfg.Metrics.Attempted(outcome, a)
 	t := e.cfg.Policy.Scaled(d.ScheduleFactor).After(a.Number, d.Manual, outcome, end, e.cfg.Random())
 	if asked > 0 {

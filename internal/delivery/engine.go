@@ -98,6 +98,9 @@ type Config struct {
 	// it. Nil: this process's own count is the cap (a database only this
 	// process uses).
 	Slots driver.Semaphore
+	// Relay carries the attempts of relay endpoints (SPEC 20). Nil: they
+	// fail relay_not_connected.
+	Relay Relay
 	// Looked, if set, is called after each claim that looked for due
 	// deliveries, with the time it looked at and how many it claimed: a
 	// look at t that claimed none proves nothing was due at t (tests wait

@@ -26,6 +26,7 @@ type Driver interface {
 	Registrar
 	Queue
 	Maintenance
+	Relay
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
 	// Close releases the backend's resources.

@@ -435,6 +435,29 @@ func TestContract(t *testing.T) {
 		ts.must(200, "GET", base, sc.key, nil, nil)
 		ts.must(200, "GET", base+"?limit=1", sc.key, nil, nil)
 		ts.wantError(400, "invalid_request", "GET", base+"?limit=0", sc.key, nil)
+		if sc.unknownParent != "" {
+			// The local relay (SPEC 20): a relay endpoint has no url. Its
+			// stream lasts, so cmd/webhooks' relay tests hold it; here its
+			// refusals.
+			var relayEP object
+			ts.must(201, "POST", base, sc.key, object{"relay": true, "enabled_events": []string{"*"}}, &relayEP)
+			if relayEP["relay"] != true || relayEP["url"] != nil || relayEP["secret"] == nil {
+				t.Errorf("relay endpoint: got relay %v url %v, want true and null, with a secret", relayEP["relay"], relayEP["url"])
+			}
+			ts.wantError(400, "invalid_request", "POST", base, sc.key, object{"relay": true, "url": okSink.URL, "enabled_events": []string{"*"}})
+			ts.wantError(400, "invalid_request", "POST", base, sc.key, object{"enabled_events": []string{"*"}})
+			relayPath := base + "/" + relayEP["id"].(string)
+			ts.wantError(400, "invalid_request", "PATCH", relayPath, sc.key, object{"url": okSink.URL})
+			ts.wantError(400, "invalid_request", "GET", ep.path+"/relay", sc.key, nil)
+			ts.wantError(404, "not_found", "GET", base+"/"+webhookID()+"/relay", sc.key, nil)
+			ts.wantError(401, "unauthorized", "GET", relayPath+"/relay", "", nil)
+			ts.wantError(404, "not_found", "POST", relayPath+"/relay/answers", sc.key, object{"request_id": webhookID(), "status": 200})
+			ts.wantError(400, "invalid_request", "POST", relayPath+"/relay/answers", sc.key, object{"request_id": webhookID()})
+			ts.wantError(400, "unknown_field", "POST", relayPath+"/relay/answers", sc.key, object{"request_id": webhookID(), "status": 200, "headers": 1})
+			ts.wantError(401, "unauthorized", "POST", relayPath+"/relay/answers", "", nil)
+			ts.wantError(400, "invalid_request", "POST", ep.path+"/relay/answers", sc.key, object{"request_id": webhookID(), "status": 200})
+			ts.must(204, "DELETE", relayPath, sc.key, nil, nil)
+		}
 		ts.wantError(400, "unknown_field", "GET", base+"?status=enabled", sc.key, nil)
 		ts.wantError(401, "unauthorized", "GET", base, "", nil)
 		ts.wantError(405, "method_not_allowed", "PUT", base, sc.key, nil)

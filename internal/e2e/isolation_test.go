@@ -145,6 +145,11 @@ var apiRoutes = func() []apiRoute {
 			apiRoute{method: "GET", pattern: base + "/{endpoint}/deliveries/{delivery}"},
 			apiRoute{method: "POST", pattern: base + "/{endpoint}/deliveries/{delivery}/retry"},
 			apiRoute{method: "POST", pattern: base + "/{endpoint}/deliveries/{delivery}/replay"},
+			// The local relay (SPEC 20): the listener's stream and its answers.
+			apiRoute{method: "GET", pattern: base + "/{endpoint}/relay"},
+			apiRoute{method: "POST", pattern: base + "/{endpoint}/relay/answers", body: func(v objectIDs) any {
+				return object{"request_id": webhooks.NewID(), "status": 200}
+			}},
 		)
 	}
 	return routes

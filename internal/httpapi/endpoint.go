@@ -66,6 +66,7 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 		RateLimit        json.RawMessage          `json:"rate_limit"`
 		Ordered          bool                     `json:"ordered"`
 		AutoRecover      bool                     `json:"auto_recover"`
+		Relay            bool                     `json:"relay"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -78,6 +79,7 @@ func (s *Server) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c 
 		URL: in.URL, EnabledEvents: in.EnabledEvents, Relationships: in.Relationships,
 		APIVersion: in.APIVersion, Livemode: in.Livemode, Description: in.Description,
 		StandardWebhooks: in.StandardWebhooks, RateLimit: deref(limit), Ordered: in.Ordered, AutoRecover: in.AutoRecover,
+		Relay: in.Relay,
 	})
 	if err != nil {
 		return err

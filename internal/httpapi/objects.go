@@ -82,7 +82,7 @@ type endpointJSON struct {
 	Scope                   webhooks.Scope          `json:"scope"`
 	CompanyID               string                  `json:"company_id,omitempty"`
 	AccountID               string                  `json:"account_id,omitempty"`
-	URL                     string                  `json:"url"`
+	URL                     *string                 `json:"url"` // null on a relay endpoint
 	EnabledEvents           []string                `json:"enabled_events"`
 	Relationships           []webhooks.Relationship `json:"relationships,omitempty"`
 	APIVersion              string                  `json:"api_version"`
@@ -93,6 +93,7 @@ type endpointJSON struct {
 	RateLimit               *int                    `json:"rate_limit"`
 	Ordered                 bool                    `json:"ordered"`
 	AutoRecover             bool                    `json:"auto_recover"`
+	Relay                   bool                    `json:"relay"`
 	FailingSince            *int64                  `json:"failing_since"`
 	DisabledAt              *int64                  `json:"disabled_at"`
 	DisabledReason          *string                 `json:"disabled_reason"`
@@ -105,10 +106,10 @@ type endpointJSON struct {
 func endpointObject(e *webhooks.Endpoint, now time.Time) endpointJSON {
 	out := endpointJSON{
 		ID: e.ID, Object: "webhook_endpoint", Scope: e.Scope, CompanyID: e.CompanyID, AccountID: e.AccountID,
-		URL: e.URL, EnabledEvents: e.EnabledEvents, Relationships: e.Relationships, APIVersion: e.APIVersion,
+		URL: optional(e.URL), EnabledEvents: e.EnabledEvents, Relationships: e.Relationships, APIVersion: e.APIVersion,
 		Livemode: e.Livemode, Description: e.Description, Status: e.Status, Created: e.Created.Unix(),
 		StandardWebhooks: e.StandardWebhooks, RateLimit: optionalInt(e.RateLimit), FailingSince: optionalTime(e.FailingSince), DisabledAt: optionalTime(e.DisabledAt),
-		Ordered: e.Ordered, AutoRecover: e.AutoRecover,
+		Ordered: e.Ordered, AutoRecover: e.AutoRecover, Relay: e.Relay,
 	}
 	if e.DisabledReason != "" {
 		out.DisabledReason = &e.DisabledReason

@@ -62,6 +62,10 @@ func (s *Server) Handler() http.Handler {
 	for _, parent := range []string{"/v1/companies/{company}", "/v1/accounts/{account}", "/v1"} {
 		s.registerEndpointRoutes(mux, parent)
 		s.registerDeliveryRoutes(mux, parent)
+		if parent != "/v1" {
+			// Relay endpoints belong to a company or an account.
+			s.registerRelayRoutes(mux, parent)
+		}
 	}
 	s.registerHealthRoutes(mux)
 	s.registerIndexRoutes(mux)

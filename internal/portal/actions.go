@@ -41,6 +41,9 @@ type EndpointFormPage struct {
 	Words                words
 	FormError            string
 	RequireHTTPS         bool
+	// Relay is set when editing a relay endpoint (SPEC 20): it has no URL
+	// to edit.
+	Relay bool
 }
 
 // SecretPage shows a secret once: after creation, rotation or reveal.
@@ -193,7 +196,7 @@ func (h *Handler) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, c
 	}
 	h.render(w, r, c, http.StatusCreated, "secret", &SecretPage{
 		Base:     Base{Title: "Endpoint created", Nav: "endpoints", Notice: noticeText("created", "")},
-		Endpoint: endpointView(ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
+		Endpoint: h.endpointView(r.Context(), ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
 		Heading: "Your new endpoint's signing secret", Secret: ep.Secret, Created: true,
 	})
 	return nil
@@ -215,7 +218,7 @@ func (h *Handler) handleEditEndpoint(w http.ResponseWriter, r *http.Request, c *
 // editForm is the form that edits ep, with events chosen.
 func (h *Handler) editForm(ctx context.Context, c *reqCtx, ep *webhooks.Endpoint, events []string) (*EndpointFormPage, error) {
 	p := &EndpointFormPage{
-		Base:    Base{Title: "Edit " + shortURL(ep.URL), Nav: "endpoints"},
+		Base: Base{Title: "Edit " + endpointLabel(ep), Nav: "endpoints"}, Relay: ep.Relay,
 		Editing: true, Action: endpointPath(ep.ID) + "/edit", Cancel: endpointPath(ep.ID),
 		URL: ep.URL, Description: ep.Description,
 		APIVersions: h.apiVersionOptions(ep.APIVersion), Livemode: ep.Livemode,
@@ -238,6 +241,9 @@ func (h *Handler) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, c
 	ordered, autoRecover := f.Get("ordered") != "", f.Get("auto_recover") != ""
 	u := webhooks.EndpointUpdate{URL: &rawURL, Description: &desc, APIVersion: &version, EnabledEvents: &events,
 		Ordered: &ordered, AutoRecover: &autoRecover}
+	if ep.Relay {
+		u.URL = nil // a relay endpoint has none: the form shows no field
+	}
 	if ep.Scope == webhooks.ScopeAccount {
 		rels := relationships(f)
 		u.Relationships = &rels
@@ -290,8 +296,8 @@ func (h *Handler) handleConfirmDelete(w http.ResponseWriter, r *http.Request, c 
 		return err
 	}
 	h.render(w, r, c, http.StatusOK, "confirm_delete", &ConfirmDeletePage{
-		Base:     Base{Title: "Delete " + shortURL(ep.URL), Nav: "endpoints"},
-		Endpoint: endpointView(ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
+		Base:     Base{Title: "Delete " + endpointLabel(ep.Endpoint), Nav: "endpoints"},
+		Endpoint: h.endpointView(r.Context(), ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
 	})
 	return nil
 }
@@ -336,7 +342,7 @@ func (h *Handler) handleRotateSecret(w http.ResponseWriter, r *http.Request, c *
 	}
 	p := &SecretPage{
 		Base:     Base{Title: "Secret rotated", Nav: "endpoints"},
-		Endpoint: endpointView(rot.Endpoint.Endpoint, rot.Endpoint.Company, c.now), Link: endpointPath(ref.ID),
+		Endpoint: h.endpointView(r.Context(), rot.Endpoint.Endpoint, rot.Endpoint.Company, c.now), Link: endpointPath(ref.ID),
 		Heading: "The new signing secret", Secret: rot.Secret, Rotated: true,
 	}
 	if rot.PreviousStopped {
@@ -355,7 +361,7 @@ func (h *Handler) handleRevealSecret(w http.ResponseWriter, r *http.Request, c *
 	}
 	h.render(w, r, c, http.StatusOK, "secret", &SecretPage{
 		Base:     Base{Title: "Signing secret", Nav: "endpoints"},
-		Endpoint: endpointView(ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
+		Endpoint: h.endpointView(r.Context(), ep.Endpoint, ep.Company, c.now), Link: endpointPath(ep.ID),
 		Heading: "The endpoint's signing secret", Secret: ep.Secret,
 	})
 	return nil

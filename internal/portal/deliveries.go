@@ -87,9 +87,9 @@ func (h *Handler) handleDeliveries(w http.ResponseWriter, r *http.Request, c *re
 		return err
 	}
 	p := &DeliveriesPage{
-		Base:         Base{Title: shortURL(ep.URL), Nav: "endpoints"},
+		Base:         Base{Title: endpointLabel(ep), Nav: "endpoints"},
 		Words:        c.words,
-		Endpoint:     endpointView(ep, co, c.now),
+		Endpoint:     h.endpointView(r.Context(), ep, co, c.now),
 		Status:       status,
 		RecoverSince: c.now.Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04"),
 	}

@@ -91,7 +91,7 @@ func (h *Handler) handleDelivery(w http.ResponseWriter, r *http.Request, c *reqC
 	}
 	p := &DeliveryPage{
 		Base:         Base{Title: d.EventType + " delivery", Nav: "endpoints"},
-		Endpoint:     endpointView(ep, co, c.now),
+		Endpoint:     h.endpointView(r.Context(), ep, co, c.now),
 		Delivery:     deliveryRow(d, ep.Scope, last, c.now, c.words),
 		Relationship: string(d.Relationship),
 		EventCreated: timeView(ev.Created, c.now),

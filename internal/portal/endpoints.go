@@ -44,7 +44,7 @@ func (h *Handler) handleEndpoints(w http.ResponseWriter, r *http.Request, c *req
 	}
 	p := &EndpointsPage{Base: Base{Title: "Webhook endpoints", Nav: "endpoints"}}
 	card := func(ep *webhooks.Endpoint, co *webhooks.Company) EndpointCard {
-		return EndpointCard{EndpointView: endpointView(ep, co, c.now), Link: endpointPath(ep.ID), Stats: stats[ep.ID]}
+		return EndpointCard{EndpointView: h.endpointView(r.Context(), ep, co, c.now), Link: endpointPath(ep.ID), Stats: stats[ep.ID]}
 	}
 	acct := EndpointGroup{
 		ID:      "g-account",

@@ -80,7 +80,7 @@ func (h *Handler) handleEvents(w http.ResponseWriter, r *http.Request, c *reqCtx
 	}
 	names, order := map[string]string{}, map[string]int{}
 	for i, ep := range hold.All() {
-		names[ep.ID], order[ep.ID] = shortURL(ep.URL), i
+		names[ep.ID], order[ep.ID] = endpointLabel(ep), i
 	}
 	for _, ev := range events.Data {
 		row := EventRow{ID: ev.ID, Type: ev.Type, Created: timeView(ev.Created, c.now), Erased: ev.Erased()}

@@ -53,7 +53,7 @@ func (h *Handler) handleConfirmResend(w http.ResponseWriter, r *http.Request, c 
 	}
 	h.render(w, r, c, http.StatusOK, "confirm_resend", &ConfirmResendPage{
 		Base:     Base{Title: "Replay again?", Nav: "endpoints"},
-		Endpoint: endpointView(oe.Endpoint, oe.Company, c.now), Delivery: deliveryRow(d, oe.Scope, nil, c.now, c.words),
+		Endpoint: h.endpointView(r.Context(), oe.Endpoint, oe.Company, c.now), Delivery: deliveryRow(d, oe.Scope, nil, c.now, c.words),
 		Replayed: replayed, Action: path + "/resend", Cancel: path, Label: resendLabel(oe.Scope),
 	})
 	return nil

@@ -315,15 +315,23 @@ type EndpointView struct {
 	// that set it (recoveryText).
 	Ordered, AutoRecover bool
 	Recovery             string
+	// Relay is set on a relay endpoint (SPEC 20), which has no URL: the
+	// pages show, where the URL would be, whether a webhooks listen is
+	// connected to it now (URL and ShortURL say so; see
+	// Handler.endpointView).
+	Relay, RelayConnected bool
 }
 
 func endpointView(ep *webhooks.Endpoint, company *webhooks.Company, now time.Time) EndpointView {
 	v := EndpointView{
-		ID: ep.ID, URL: ep.URL, ShortURL: shortURL(ep.URL), Description: ep.Description, Enabled: ep.Enabled(),
+		ID: ep.ID, URL: ep.URL, ShortURL: endpointLabel(ep), Description: ep.Description, Enabled: ep.Enabled(),
 		Scope: string(ep.Scope), Events: ep.EnabledEvents, APIVersion: ep.APIVersion, Livemode: ep.Livemode,
 		Created: timeView(ep.Created, now), ResendLabel: resendLabel(ep.Scope),
 		DisabledAt: timeView(ep.DisabledAt, now), DisabledWhy: disabledWhy(ep),
 		Ordered: ep.Ordered, AutoRecover: ep.AutoRecover,
+	}
+	if ep.Relay {
+		v.Relay, v.URL = true, relayNotConnected
 	}
 	for _, r := range ep.Relationships {
 		v.Relationships = append(v.Relationships, string(r))

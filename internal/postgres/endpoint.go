@@ -14,7 +14,7 @@ import (
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
 	description, status, secret, previous_secret, previous_secret_expires, created, updated,
 	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover,
-	backlogged_since, probed_at`
+	backlogged_since, probed_at, relay`
 
 // Row locks a read may take, for a change that depends on what it read.
 const (
@@ -41,7 +41,7 @@ func (s *endpointScan) dest() []any {
 	return []any{&e.ID, &e.Scope, &s.companyID, &s.accountID, &e.URL, &e.EnabledEvents, &s.rels, &e.APIVersion, &e.Livemode,
 		&e.Description, &e.Status, &e.Secret, &s.prevSecret, &s.prevExpires, &s.created, &s.updated,
 		&e.StandardWebhooks, &s.rateLimit, &e.FailureStreak, &s.failingSince, &s.disabledAt, &s.disabledReason, &e.Ordered, &e.AutoRecover,
-		&s.backlogged, &s.probed}
+		&s.backlogged, &s.probed, &e.Relay}
 }
 
 func (s *endpointScan) endpoint() *webhooks.Endpoint {
@@ -92,12 +92,12 @@ func findEndpoint(ctx context.Context, q querier, id, lock string) (*webhooks.En
 // InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.Exec(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-		$17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`,
+		$17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, e.EnabledEvents, relationshipsText(e.Relationships),
 		e.APIVersion, e.Livemode, e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
 		ts(e.PreviousSecretExpires), ts(e.Created), ts(e.Updated),
 		e.StandardWebhooks, int4Ptr(e.RateLimit), e.FailureStreak, ts(e.FailingSince), ts(e.DisabledAt), nullString(e.DisabledReason),
-		e.Ordered, e.AutoRecover, ts(e.BackloggedSince), ts(e.ProbedAt))
+		e.Ordered, e.AutoRecover, ts(e.BackloggedSince), ts(e.ProbedAt), e.Relay)
 	return err
 }
 

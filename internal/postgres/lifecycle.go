@@ -258,8 +258,10 @@ func (t *txn) DeleteErasure(ctx context.Context, id string) error {
 
 // scrubbed are the tables whose rows erasures and purges update or
 // delete: a vacuum makes the space of their dead row versions free for
-// reuse, the old bytes with it.
-const scrubbed = `events, deliveries, attempts, idempotency_keys, companies, accounts, api_keys`
+// reuse, the old bytes with it. relay_requests held, for seconds, the
+// bodies of relay endpoints' attempts: an event erased after it was
+// relayed leaves its dead versions there.
+const scrubbed = `events, deliveries, attempts, idempotency_keys, companies, accounts, api_keys, relay_requests`
 
 // Scrub implements driver.Maintenance: a vacuum of the tables erasures
 // and purges change (SPEC 19: the rows are updated or deleted at once;

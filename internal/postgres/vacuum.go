@@ -25,6 +25,10 @@ var vacuums = []struct {
 	// scans its indexes whole, so it runs seldom: as a safety net beside
 	// autovacuum, which does the work where it is enabled.
 	{"deliveries", time.Minute},
+	// The relay's mailbox: each attempt to a relay endpoint inserts,
+	// takes, answers and deletes one row, and an idle connection looks
+	// at the endpoint's rows every 50 ms.
+	{"relay_requests", 10 * time.Second},
 }
 
 // VacuumInterval is how often Vacuum should be called: the shortest of

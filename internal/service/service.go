@@ -32,6 +32,7 @@ import (
 	"github.com/factuarea/webhooks/internal/portal"
 	"github.com/factuarea/webhooks/internal/postgres"
 	"github.com/factuarea/webhooks/internal/queue"
+	"github.com/factuarea/webhooks/internal/relay"
 	"github.com/factuarea/webhooks/internal/session"
 	"github.com/factuarea/webhooks/internal/sqlite"
 	"github.com/factuarea/webhooks/internal/tracing"
@@ -153,9 +154,11 @@ type Service struct {
 	Queue     *queue.Queue
 	App       *app.App
 	Engine    *delivery.Engine
-	Handler   http.Handler
-	Guard     *netguard.Guard
-	Metrics   *metrics.Metrics
+	// Relay holds the local relay's connections (SPEC 20).
+	Relay   *relay.Hub
+	Handler http.Handler
+	Guard   *netguard.Guard
+	Metrics *metrics.Metrics
 
 	cluster driver.Cluster // nil: no other process to hear from
 	slots   *postgres.Slots
@@ -226,8 +229,20 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 	concurrency := cmp.Or(cfg.Concurrency, delivery.DefaultConcurrency)
 	transport.MaxIdleConnsPerHost = max(transport.MaxIdleConnsPerHost, concurrency)
 	transport.MaxIdleConns = max(transport.MaxIdleConns, concurrency)
+	// Alone on its database (SQLite), the process that makes a relay
+	// endpoint's attempt holds its connection too, and they wake each
+	// other: the mailbox's poll is a safety net only.
+	relayPoll := time.Second
+	if cluster != nil {
+		relayPoll = relay.DefaultPoll
+	}
+	s.Relay = relay.New(relay.Config{
+		Store: store, Poll: relayPoll, MaxWait: cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout),
+		Now: cfg.Now, Logger: cfg.Logger,
+	})
 	s.Engine = delivery.New(delivery.Config{
 		Queue:          s.Queue,
+		Relay:          s.Relay,
 		Slots:          slots,
 		Client:         delivery.NewClient(transport),
 		Policy:         cfg.Policy,
@@ -267,6 +282,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		WakeErasure: s.erase.Kick, Erased: func() { s.scrubDue.Store(true) }, Drained: cfg.Drained,
 		Registered: s.Metrics.EventRegistered, Now: cfg.Now, Logger: cfg.Logger,
 		Policy: s.Engine.Policy(), Tracing: cfg.Tracing,
+		Relay:       s.Relay,
 		Maintenance: store, BacklogAlert: orDefault(cfg.BacklogAlert, webhooks.DefaultBacklogAlert),
 		RecoveryProbe: orDefault(cfg.RecoveryProbe, webhooks.DefaultRecoveryProbe),
 		RecoveryFor:   orDefault(cfg.RecoveryFor, webhooks.DefaultRecoveryFor),
@@ -383,6 +399,9 @@ func (s *Service) Run(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
+	// The relay's connections last until the listener hangs up: the
+	// shutdown ends them (the listeners reconnect, to another process).
+	srv.RegisterOnShutdown(s.Relay.Shutdown)
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup

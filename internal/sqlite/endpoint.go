@@ -13,23 +13,23 @@ import (
 const endpointCols = `id, scope, company_id, account_id, url, enabled_events, relationships, api_version, livemode,
 	description, status, secret, previous_secret, previous_secret_expires, created, updated,
 	standard_webhooks, rate_limit, failure_streak, failing_since, disabled_at, disabled_reason, ordered, auto_recover,
-	backlogged_since, probed_at`
+	backlogged_since, probed_at, relay`
 
 func scanEndpoint(r scanner) (*webhooks.Endpoint, error) {
 	var e webhooks.Endpoint
 	var companyID, accountID, prevSecret sql.NullString
 	var events, rels string
-	var livemode, standard, ordered, autoRecover int
+	var livemode, standard, ordered, autoRecover, relay int
 	var prevExpires, created, updated, rateLimit, failingSince, disabledAt, backlogged, probed sql.NullInt64
 	var disabledReason sql.NullString
 	if err := r.Scan(&e.ID, &e.Scope, &companyID, &accountID, &e.URL, &events, &rels, &e.APIVersion, &livemode,
 		&e.Description, &e.Status, &e.Secret, &prevSecret, &prevExpires, &created, &updated,
 		&standard, &rateLimit, &e.FailureStreak, &failingSince, &disabledAt, &disabledReason, &ordered, &autoRecover,
-		&backlogged, &probed); err != nil {
+		&backlogged, &probed, &relay); err != nil {
 		return nil, err
 	}
 	e.StandardWebhooks, e.RateLimit = standard == 1, int(rateLimit.Int64)
-	e.Ordered, e.AutoRecover = ordered == 1, autoRecover == 1
+	e.Ordered, e.AutoRecover, e.Relay = ordered == 1, autoRecover == 1, relay == 1
 	e.BackloggedSince, e.ProbedAt = fromMS(backlogged), fromMS(probed)
 	e.FailingSince, e.DisabledAt, e.DisabledReason = fromMS(failingSince), fromMS(disabledAt), disabledReason.String
 	if err := json.Unmarshal([]byte(events), &e.EnabledEvents); err != nil {
@@ -70,12 +70,12 @@ func relationshipsText(rels []webhooks.Relationship) string {
 
 // InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
-	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships),
 		e.APIVersion, boolInt(e.Livemode), e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
 		ms(e.PreviousSecretExpires), ms(e.Created), ms(e.Updated),
 		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason),
-		boolInt(e.Ordered), boolInt(e.AutoRecover), ms(e.BackloggedSince), ms(e.ProbedAt))
+		boolInt(e.Ordered), boolInt(e.AutoRecover), ms(e.BackloggedSince), ms(e.ProbedAt), boolInt(e.Relay))
 	return err
 }
 

@@ -136,7 +136,7 @@ func createEndpoint(tb testing.TB, s Store, e *webhooks.Endpoint) (*app.OwnedEnd
 		owner = app.PlatformOwner()
 	}
 	in := app.EndpointInput{URL: e.URL, EnabledEvents: e.EnabledEvents, APIVersion: e.APIVersion, Livemode: &e.Livemode, Description: e.Description,
-		Ordered: e.Ordered, AutoRecover: e.AutoRecover}
+		Ordered: e.Ordered, AutoRecover: e.AutoRecover, Relay: e.Relay}
 	if e.Relationships != nil {
 		in.Relationships = &e.Relationships
 	}
