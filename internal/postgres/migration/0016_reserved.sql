@@ -1,0 +1,3 @@
+-- Reserved for the relay branch's migration (SPEC 20), numbered before
+-- this branch's 0017: the merge replaces this file with that one.
+SELECT 1;
