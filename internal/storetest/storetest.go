@@ -136,4 +136,5 @@ func Run(t *testing.T, openDriver func(t *testing.T) driver.Driver) {
 	testMaintenance(t, open)
 	testEventTypes(t, open)
 	testLifecycle(t, open)
+	testBodies(t, open)
 }
