@@ -107,7 +107,7 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 //
 //	go test -run '^$' -bench Lists -benchtime 200x ./internal/sqlite
 func BenchmarkLists(b *testing.B) {
-	for _, rows := range []int{10_000, 1_000_000} {
+	for _, rows := range storetest.BenchmarkRows(b) {
 		b.Run(fmt.Sprintf("rows=%d", rows), func(b *testing.B) {
 			if rows > 100_000 && testing.Short() {
 				b.Skip("a million rows: not with -short")

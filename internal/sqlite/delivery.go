@@ -14,6 +14,12 @@ import (
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
 	next_attempt_at, last_response_status, manual, ` + deliveryBody + `, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
 
+// qEventIndex names the index of an event's deliveries for the queries
+// that also say the endpoint and want an order: deliveries_event holds no
+// order past (event_id, endpoint_id), and without statistics SQLite
+// would rather walk the endpoint's index in order, its whole history.
+const qEventIndex = `INDEXED BY deliveries_event`
+
 // deliveryColsD are deliveryCols of the table as d.
 const deliveryColsD = `d.id, d.endpoint_id, d.event_id, d.event_type, d.relationship, d.replay_of, d.status, d.reason, d.attempt_count,
 	d.next_attempt_at, d.last_response_status, d.manual,
@@ -184,6 +190,9 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	}
 	if f.EventID != "" {
 		q.where, q.args = append(q.where, "event_id = ?"), append(q.args, f.EventID)
+		// The event's handful of deliveries, sorted, not the endpoint's
+		// whole history walked in order for them (see qEventIndex).
+		q.table = "deliveries " + qEventIndex
 	}
 	return read(list(ctx, s.read, q, p, scanDelivery))
 }
@@ -235,7 +244,7 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 	for _, id := range append(slices.Clone(eventIDs), endpointIDs...) {
 		args = append(args, id)
 	}
-	return read(queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries
+	return read(queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries `+qEventIndex+`
 		WHERE event_id IN (`+placeholders(len(eventIDs))+`) AND endpoint_id IN (`+placeholders(len(endpointIDs))+`)
 		ORDER BY created, id`, args...))
 }
@@ -282,7 +291,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (`+placeholders(len(f.Statuses))+`)
-		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
+		AND NOT EXISTS (SELECT 1 FROM deliveries n `+qEventIndex+` WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))
 		ORDER BY d.created, d.id`, args...)
 }
