@@ -122,8 +122,9 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	})
 	// Nothing of the company remains.
 	for q, want := range map[string]int{
-		`SELECT count(*) FROM events WHERE company_id = ? AND (object <> '' OR traceparent IS NOT NULL OR erased IS NULL)`:   0,
-		`SELECT count(*) FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND length(d.body) > 0`: 0,
+		`SELECT count(*) FROM events WHERE company_id = ? AND (object <> '' OR traceparent IS NOT NULL OR erased IS NULL)`:     0,
+		`SELECT count(*) FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND d.body_n IS NOT NULL`: 0,
+		`SELECT count(*) FROM bodies b JOIN events e ON e.id = b.event_id WHERE e.company_id = ?`:                              0,
 		`SELECT count(*) FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
 			WHERE e.company_id = ? AND length(a.response_body) > 0`: 0,
 		`SELECT count(*) FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND d.status = 'pending'`:                0,
@@ -136,8 +137,9 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	}
 	// Nothing else was touched.
 	for q, want := range map[string]int{
-		`SELECT count(*) FROM events WHERE company_id = ? AND erased IS NULL AND object LIKE '%KEEPMARK-41d0%'`:              keepN,
-		`SELECT count(*) FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND length(d.body) > 0`: keepN + 1,
+		`SELECT count(*) FROM events WHERE company_id = ? AND erased IS NULL AND object LIKE '%KEEPMARK-41d0%'`: keepN,
+		`SELECT count(*) FROM deliveries d JOIN bodies b ON b.event_id = d.event_id AND b.n = d.body_n
+			JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND length(b.body) > 0`: keepN + 1,
 		`SELECT count(*) FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
 			WHERE e.company_id = ? AND length(a.response_body) > 0`: keepN + 1,
 		`SELECT count(*) FROM companies WHERE id = ? AND deleted IS NULL AND name = 'Keep SL'`: 1,

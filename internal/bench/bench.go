@@ -145,6 +145,9 @@ type Result struct {
 	EraseArrivals                int
 	EraseP50, EraseP99, EraseMax time.Duration
 	eraseStart                   time.Time
+	// StoreBefore and StoreAfter are the store's bytes (webhooks_store_bytes)
+	// when the producers start and once the drain is over; -1 when unknown.
+	StoreBefore, StoreAfter int64
 }
 
 // DefaultScenarios are the targets: 1 endpoint per event flat out,
@@ -234,6 +237,7 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		if r.Errors > 0 {
 			fmt.Fprintf(cfg.Out, "  (%d registrations failed)\n", r.Errors)
 		}
+		fmt.Fprint(cfg.Out, storeLine(r.StoreBefore, r.StoreAfter, r.Events))
 		if sc.Erase > 0 {
 			fmt.Fprintf(cfg.Out, "  erasure of a company of %d events: answered in %s, erased in %s; meanwhile %d deliveries, p50 %s, p99 %s, max %s\n",
 				sc.Erase, ms(r.EraseAnswer), ms(r.EraseTook), r.EraseArrivals, ms(r.EraseP50), ms(r.EraseP99), ms(r.EraseMax))
@@ -398,6 +402,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		dbBefore = postgresCPU()
 	}
 	scrapedBefore := scrapeAll(client, bases)
+	res.StoreBefore = storeBytes(client, bases)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var erased chan error
@@ -474,6 +479,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	res.Drain = time.Since(stopped)
 	window := elapsed + res.Drain
 	scrapedAfter := scrapeAll(client, bases)
+	res.StoreAfter = storeBytes(client, bases)
 	var spent time.Duration
 	if cpu != nil {
 		spent = cpu() - cpuBefore

@@ -29,6 +29,9 @@ type Driver interface {
 	Relay
 	// Ping checks that the database answers.
 	Ping(ctx context.Context) error
+	// StoreBytes returns the bytes the store's tables and indexes take
+	// (the webhooks_store_bytes gauge, and the bench's bytes per event).
+	StoreBytes(ctx context.Context) (int64, error)
 	// Close releases the backend's resources.
 	Close() error
 }

@@ -94,6 +94,9 @@ func New(queue Queue, now func() time.Time) *Metrics {
 			Help: "Time the store's write path (SQLite's one write connection) was busy in transactions: its rate is how busy it is, and what bounds the throughput when it nears 1.",
 		}, func() float64 { return w.WriteBusy().Seconds() }))
 	}
+	if st, ok := queue.(StoreSize); ok {
+		m.registry.MustRegister(&sizeCollector{store: st})
+	}
 	return m
 }
 

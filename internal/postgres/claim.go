@@ -228,13 +228,13 @@ func collectInto(claims *[]*webhooks.Claim, w *driver.QueueWrites) func(pgx.Rows
 
 // claimedSelect turns the queue rows of a statement's "claimed" CTE into
 // claims with their deliveries and endpoints, oldest due first.
-var claimedSelect = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e", endpointCols) + `
+var claimedSelect = `SELECT ` + deliveryColsOf("d") + `, ` + prefixed("e", endpointCols) + `
 	FROM claimed c JOIN deliveries d ON d.id = c.delivery_id JOIN endpoints e ON e.id = d.endpoint_id
 	ORDER BY c.due, c.delivery_id`
 
 // claimedSelectTraced is claimedSelect with each event's traceparent, when
 // tracing is on: off, a claim reads no event.
-var claimedSelectTraced = `SELECT ` + prefixed("d", deliveryCols) + `, ` + prefixed("e", endpointCols) + `, ev.traceparent
+var claimedSelectTraced = `SELECT ` + deliveryColsOf("d") + `, ` + prefixed("e", endpointCols) + `, ev.traceparent
 	FROM claimed c JOIN deliveries d ON d.id = c.delivery_id JOIN endpoints e ON e.id = d.endpoint_id
 	JOIN events ev ON ev.id = d.event_id
 	ORDER BY c.due, c.delivery_id`
@@ -376,7 +376,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 					next_attempt_at = CASE WHEN d.status = 'pending' OR m.overrides THEN m.next_attempt_at ELSE d.next_attempt_at END,
 					manual = false, updated = m.updated
 				FROM m WHERE d.id = m.delivery_id
-				RETURNING d.id, d.status, d.next_attempt_at, length(d.body) = 0 AS erased
+				RETURNING d.id, d.status, d.next_attempt_at, d.body_n IS NULL AS erased
 			), ended AS (
 				DELETE FROM queue q USING u WHERE q.delivery_id = u.id AND u.status <> 'pending'
 			), rescheduled AS (

@@ -14,8 +14,45 @@ import (
 	"github.com/factuarea/webhooks/internal/driver"
 )
 
-const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+var deliveryCols = deliveryColsOf("deliveries")
+
+// deliveryColsOf are a delivery's columns of the table as alias, its body
+// read from the event's bodies (see queueDeliveries); an erased one's is
+// empty.
+func deliveryColsOf(alias string) string {
+	return prefixed(alias, `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
+	next_attempt_at, last_response_status, manual`) +
+		`, coalesce((SELECT b.body FROM bodies b WHERE b.event_id = ` + alias + `.event_id AND b.n = ` + alias + `.body_n), ''::bytea), ` +
+		prefixed(alias, `created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`)
+}
+
+// bodiesCTE stores the distinct bodies of a batch of deliveries ($22
+// their events, $23 their bytes; the k-th is the deliveries' body_k) and
+// numbers them in "numbered": an event's body with the same bytes keeps
+// its number (a replay's, or a batch's second endpoint of one rendering),
+// another gets the event's next. A body row is never changed: every
+// attempt of a delivery sends the bytes it was created with (SPEC 4).
+const bodiesCTE = `given AS (
+			SELECT g.event_id, g.body, g.k,
+				(SELECT min(b.n) FROM bodies b WHERE b.event_id = g.event_id AND b.body = g.body) AS n,
+				(SELECT coalesce(max(b.n), 0) FROM bodies b WHERE b.event_id = g.event_id) AS top
+			FROM unnest($22::uuid[], $23::bytea[]) WITH ORDINALITY AS g(event_id, body, k)
+		), numbered AS (
+			SELECT k, event_id, body, n IS NULL AS new,
+				coalesce(n, top + row_number() OVER (PARTITION BY event_id, n IS NULL ORDER BY k))::smallint AS n
+			FROM given
+		), stored AS (
+			INSERT INTO bodies (event_id, n, body) SELECT event_id, n, body FROM numbered WHERE new
+		)`
+
+// deliveryInsertCols are the columns a delivery is stored with.
+const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
+	next_attempt_at, last_response_status, manual, body_n, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+
+// qNotDelivered is the condition of the partial index
+// deliveries_endpoint_status, which a query states in these words: a
+// generic plan cannot infer it from "status = $1".
+const qNotDelivered = `status <> 'delivered'`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
@@ -91,26 +128,47 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
 		next, created, updated, until           = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		manual, rehearsal                       = make([]bool, n), make([]bool, n)
-		bodies                                  = make([][]byte, n)
+		bodyOf                                  = make([]*int32, n)
 		factors                                 = make([]int32, n)
 	)
+	// The batch's distinct bodies, per event: deliveries that send the
+	// same bytes share one (see bodiesCTE).
+	type bodyKey struct{ event, body string }
+	distinct := map[bodyKey]int32{}
+	var bodyEvents []string
+	var bodies [][]byte
 	for i, d := range ds {
 		ids[i], endpoints[i], events[i], types[i], statuses[i] = d.ID, d.EndpointID, d.EventID, d.EventType, d.Status
 		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), d.ReplayOf, textPtr(d.Reason)
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
 		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
-		manual[i], bodies[i], factors[i], rehearsal[i] = d.Manual, d.Body, int32(max(d.ScheduleFactor, 1)), d.Rehearsal
+		manual[i], factors[i], rehearsal[i] = d.Manual, int32(max(d.ScheduleFactor, 1)), d.Rehearsal
 		orderingKeys[i], waiting[i] = textPtr(d.OrderingKey), d.WaitingFor
 		if l, ok := leases[d.ID]; ok {
 			tokens[i], until[i] = &l.Token, timePtr(l.Until)
 		}
+		if len(d.Body) > 0 {
+			k := bodyKey{d.EventID, string(d.Body)}
+			j, ok := distinct[k]
+			if !ok {
+				bodyEvents, bodies = append(bodyEvents, d.EventID), append(bodies, d.Body)
+				j = int32(len(bodies))
+				distinct[k] = j
+			}
+			bodyOf[i] = &j
+		}
 	}
-	b.Queue(`WITH ins AS (
-			INSERT INTO deliveries (`+deliveryCols+`)
-			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
-				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::bytea[], $14::timestamptz[], $15::timestamptz[], $16::int[],
-				$19::bool[], $20::text[], $21::uuid[])
-			ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING
+	b.Queue(`WITH `+bodiesCTE+`, ins AS (
+			INSERT INTO deliveries (`+deliveryInsertCols+`)
+			SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.relationship, u.replay_of, u.status, u.reason, u.attempt_count,
+				u.next_attempt_at, u.last_response_status, u.manual, (SELECT nb.n FROM numbered nb WHERE nb.k = u.body_k),
+				u.created, u.updated, u.schedule_factor, u.rehearsal, u.ordering_key, u.waiting_for
+			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
+				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::timestamptz[], $15::timestamptz[], $16::int[],
+				$19::bool[], $20::text[], $21::uuid[]) AS u(id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason,
+				attempt_count, next_attempt_at, last_response_status, manual, body_k, created, updated, schedule_factor, rehearsal,
+				ordering_key, waiting_for)
+			ON CONFLICT (event_id, endpoint_id, (CASE WHEN replay_of IS NULL THEN true END)) DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for
 		), queued AS (
 			INSERT INTO queue (delivery_id, endpoint_id, due, since, lease_token, lease_expires, waiting)
@@ -119,8 +177,8 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 			WHERE i.status = 'pending'
 		)
 		SELECT id FROM ins`,
-		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodies, created, updated,
-		factors, tokens, until, rehearsal, orderingKeys, uuids(waiting)).
+		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodyOf, created, updated,
+		factors, tokens, until, rehearsal, orderingKeys, uuids(waiting), uuids(bodyEvents), bodies).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {
@@ -228,6 +286,9 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	q.scoped()
 	if f.Status != "" {
 		q.where("status = $%d", f.Status)
+		if f.Status != webhooks.DeliveryDelivered {
+			q.whereLiteral(qNotDelivered)
+		}
 	}
 	if f.EventID != "" {
 		q.whereID("event_id", f.EventID)
@@ -327,7 +388,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		err := r.Scan(append(s.dest(), &created, &c.EventTest, &c.EventErased)...)
 		c.Delivery, c.EventCreated = s.delivery(), fromTS(created)
 		return c, err
-	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
+	}, `SELECT `+deliveryColsOf("d")+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.status = ANY ($4::text[])

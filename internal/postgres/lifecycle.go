@@ -149,7 +149,7 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 	var b pgx.Batch
 	b.Queue(`WITH l AS (SELECT id, status FROM deliveries WHERE event_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE),
 		u AS (
-			UPDATE deliveries d SET body = ''::bytea,
+			UPDATE deliveries d SET body_n = NULL,
 				status = CASE WHEN l.status = 'pending' THEN 'failed' ELSE d.status END,
 				reason = CASE WHEN l.status = 'pending' THEN $3 ELSE d.reason END,
 				next_attempt_at = CASE WHEN l.status = 'pending' THEN NULL ELSE d.next_attempt_at END,
@@ -159,6 +159,7 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 			FROM l WHERE d.id = l.id RETURNING d.id)
 		UPDATE attempts a SET response_body = ''::bytea FROM u WHERE a.delivery_id = u.id AND length(a.response_body) > 0`,
 		events, ts(at), webhooks.ReasonEventErased)
+	b.Queue(`DELETE FROM bodies WHERE event_id = ANY ($1::uuid[])`, events)
 	queueUnqueue(&b, at, `q2.delivery_id IN (SELECT id FROM deliveries WHERE event_id = ANY ($1::uuid[]))`, events)
 	b.Queue(`UPDATE events SET object = 'null'::json, traceparent = NULL, erased = coalesce(erased, $2) WHERE id = ANY ($1::uuid[])`, events, ts(at))
 	return t.SendBatch(ctx, &b).Close()

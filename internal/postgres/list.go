@@ -41,6 +41,11 @@ func (q *listQuery) where(format string, arg any) {
 	q.conds = append(q.conds, fmt.Sprintf(format, len(q.args)))
 }
 
+// whereLiteral adds a condition without arguments.
+func (q *listQuery) whereLiteral(cond string) {
+	q.conds = append(q.conds, cond)
+}
+
 // whereID adds col = id for a uuid column.
 func (q *listQuery) whereID(col, id string) {
 	if !webhooks.ValidID(id) {

@@ -95,6 +95,7 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 			b.Queue(`DELETE FROM deliveries d USING (
 				SELECT id FROM deliveries WHERE event_id = ANY ($1::uuid[]) ORDER BY id FOR UPDATE) l
 				WHERE d.id = l.id`, events) // attempts and queue rows go by ON DELETE CASCADE
+			b.Queue(`DELETE FROM bodies WHERE event_id = ANY ($1::uuid[])`, events)
 			b.Queue(`DELETE FROM idempotency_keys WHERE event_id = ANY ($1::uuid[])`, events)
 			b.Queue(`DELETE FROM events WHERE id = ANY ($1::uuid[])`, events)
 		}

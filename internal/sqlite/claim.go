@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -57,9 +56,9 @@ const (
 		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
 		WHERE id = ?7 AND lease_token = ?8`
 	// An attempt of an erased delivery (one in flight at the erasure: its
-	// body is empty only then) is stored without its response body.
+	// body is gone only then) is stored without its response body.
 	qInsertAttempt = `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
-		SELECT ?1, ?2, ?3, ?4, ?5, CASE WHEN length(body) > 0 THEN ?6 ELSE X'' END, ?7, ?8 FROM deliveries WHERE id = ?1
+		SELECT ?1, ?2, ?3, ?4, ?5, CASE WHEN body_n IS NOT NULL THEN ?6 ELSE X'' END, ?7, ?8 FROM deliveries WHERE id = ?1
 		ON CONFLICT DO NOTHING`
 	qRelease = `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL
 		WHERE id = ? AND lease_token = ?`
@@ -340,13 +339,4 @@ func (s *Store) NextScheduled(ctx context.Context, now time.Time) (time.Time, er
 	var next sql.NullInt64
 	err := s.read.QueryRowContext(ctx, qNextScheduled, ms(now)).Scan(&next)
 	return fromMS(next), dbError(err)
-}
-
-// prefixed qualifies a column list with a table alias.
-func prefixed(alias, cols string) string {
-	parts := strings.Split(cols, ",")
-	for i, p := range parts {
-		parts[i] = alias + "." + strings.TrimSpace(p)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -12,7 +12,23 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, ` + deliveryBody + `, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+
+// qEventIndex names the index of an event's deliveries for the queries
+// that also say the endpoint and want an order: deliveries_event holds no
+// order past (event_id, endpoint_id), and without statistics SQLite
+// would rather walk the endpoint's index in order, its whole history.
+const qEventIndex = `INDEXED BY deliveries_event`
+
+// deliveryColsD are deliveryCols of the table as d.
+const deliveryColsD = `d.id, d.endpoint_id, d.event_id, d.event_type, d.relationship, d.replay_of, d.status, d.reason, d.attempt_count,
+	d.next_attempt_at, d.last_response_status, d.manual,
+	coalesce((SELECT b.body FROM bodies b WHERE b.event_id = d.event_id AND b.n = d.body_n), X''),
+	d.created, d.updated, d.schedule_factor, d.rehearsal, d.ordering_key, d.waiting_for`
+
+// deliveryBody reads a delivery's body from the event's bodies (see
+// insertBody); an erased one's is empty.
+const deliveryBody = `coalesce((SELECT b.body FROM bodies b WHERE b.event_id = deliveries.event_id AND b.n = deliveries.body_n), X'')`
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
@@ -57,7 +73,7 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 // would make SQLite write a statement journal, as much work as the insert.
 const insertDelivery = `INSERT INTO deliveries (` + deliveryInsertCols + `, lease_token, lease_expires)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (endpoint_id, event_id) WHERE replay_of IS NULL DO NOTHING`
+	ON CONFLICT (event_id, endpoint_id, (CASE WHEN replay_of IS NULL THEN 1 END)) DO NOTHING`
 
 // insertDeliveries inserts ds and returns those inserted: an original
 // delivery that already exists for its endpoint and event is skipped, by
@@ -79,7 +95,11 @@ func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]
 // insertDelivery1 inserts d, claimed with token until then if token is
 // set, and reports whether it was inserted.
 func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token string, until time.Time) (bool, error) {
-	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d), nullString(token), ms(until))...)
+	bodyN, err := tx.insertBody(ctx, d.EventID, d.Body)
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d, bodyN), nullString(token), ms(until))...)
 	if err != nil {
 		return false, err
 	}
@@ -89,12 +109,13 @@ func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token s
 
 // deliveryInsertCols are the columns a delivery is stored with,
 // deliveryArgs their values.
-const deliveryInsertCols = deliveryCols + `, due_since`
+const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
+	next_attempt_at, last_response_status, manual, body_n, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for, due_since`
 
-func deliveryArgs(d *webhooks.Delivery) []any {
+func deliveryArgs(d *webhooks.Delivery, bodyN sql.NullInt64) []any {
 	return []any{d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-		nullInt(d.LastResponseStatus), boolInt(d.Manual), d.Body, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
+		nullInt(d.LastResponseStatus), boolInt(d.Manual), bodyN, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
 		boolInt(d.Rehearsal), nullString(d.OrderingKey), nullString(d.WaitingFor), ms(dueSince(d))}
 }
 
@@ -163,9 +184,15 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	q.scoped()
 	if f.Status != "" {
 		q.where, q.args = append(q.where, "status = ?"), append(q.args, f.Status)
+		if f.Status != webhooks.DeliveryDelivered {
+			q.where = append(q.where, qNotDelivered)
+		}
 	}
 	if f.EventID != "" {
 		q.where, q.args = append(q.where, "event_id = ?"), append(q.args, f.EventID)
+		// The event's handful of deliveries, sorted, not the endpoint's
+		// whole history walked in order for them (see qEventIndex).
+		q.table = "deliveries " + qEventIndex
 	}
 	return read(list(ctx, s.read, q, p, scanDelivery))
 }
@@ -217,7 +244,7 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 	for _, id := range append(slices.Clone(eventIDs), endpointIDs...) {
 		args = append(args, id)
 	}
-	return read(queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries
+	return read(queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries `+qEventIndex+`
 		WHERE event_id IN (`+placeholders(len(eventIDs))+`) AND endpoint_id IN (`+placeholders(len(endpointIDs))+`)
 		ORDER BY created, id`, args...))
 }
@@ -260,11 +287,11 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		var test, erased int
 		err := r.Scan(append(s.dest(), &created, &test, &erased)...)
 		return webhooks.RecoverCandidate{Delivery: s.delivery(), EventCreated: fromMS(created), EventTest: test == 1, EventErased: erased == 1}, err
-	}, `SELECT `+prefixed("d", deliveryCols)+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
+	}, `SELECT `+deliveryColsD+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (`+placeholders(len(f.Statuses))+`)
-		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
+		AND NOT EXISTS (SELECT 1 FROM deliveries n `+qEventIndex+` WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))
 		ORDER BY d.created, d.id`, args...)
 }

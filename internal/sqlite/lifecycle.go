@@ -122,7 +122,8 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 	}
 	for _, q := range []string{
 		`UPDATE attempts SET response_body = X'' WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN ` + in + `) AND length(response_body) > 0`,
-		`UPDATE deliveries SET body = X'' WHERE event_id IN ` + in + ` AND length(body) > 0`,
+		`UPDATE deliveries SET body_n = NULL WHERE event_id IN ` + in + ` AND body_n IS NOT NULL`,
+		`DELETE FROM bodies WHERE event_id IN ` + in,
 	} {
 		if _, err := t.ExecContext(ctx, q, args...); err != nil {
 			return err

@@ -135,6 +135,7 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 			for _, q := range []string{
 				`DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN ` + in + `)`,
 				`DELETE FROM deliveries WHERE event_id IN ` + in,
+				`DELETE FROM bodies WHERE event_id IN ` + in,
 				`DELETE FROM idempotency_keys WHERE event_id IN ` + in,
 				`DELETE FROM events WHERE id IN ` + in,
 			} {

@@ -18,6 +18,9 @@ import (
 type txn struct {
 	*sql.Tx
 	cache *stmtCache
+	// bodies are the events' bodies this transaction read or stored (see
+	// insertBody).
+	bodies map[string][]storedBody
 }
 
 func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {

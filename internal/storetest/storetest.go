@@ -137,4 +137,5 @@ func Run(t *testing.T, openDriver func(t *testing.T) driver.Driver) {
 	testEventTypes(t, open)
 	testLifecycle(t, open)
 	testRelay(t, open)
+	testBodies(t, open)
 }

@@ -1,0 +1,171 @@
+package sqlite
+
+import (
+	"bytes"
+	"database/sql"
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"time"
+
+	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
+	"github.com/factuarea/webhooks/internal/migrate"
+)
+
+// TestMigrate_Storage upgrades a database of the schema before 0016 (the
+// body on every delivery), with an event delivered to two endpoints of
+// one version (equal bodies), one of another (its own body) and a replay
+// of that one, their attempts, and an erased event's delivery (no body):
+// afterwards every delivery reads back its own bytes and attempts, equal
+// bodies are stored once, the erased one has none, and a new replay of
+// the event reuses its original's body.
+func TestMigrate_Storage(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyUntil(t, db, "migration/0015")
+	now := time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC).UnixMilli()
+	const (
+		account = "01900000-0000-7000-8000-000000000001"
+		company = "01900000-0000-7000-8000-000000000002"
+		ep1     = "01900000-0000-7000-8000-000000000003"
+		ep2     = "01900000-0000-7000-8000-000000000004"
+		ep3     = "01900000-0000-7000-8000-000000000005"
+		event   = "01900000-0000-7000-8000-000000000006"
+		erased  = "01900000-0000-7000-8000-000000000007"
+		d1      = "01900000-0000-7000-8000-000000000011"
+		d2      = "01900000-0000-7000-8000-000000000012"
+		d3      = "01900000-0000-7000-8000-000000000013"
+		replay  = "01900000-0000-7000-8000-000000000014"
+		d5      = "01900000-0000-7000-8000-000000000015"
+		latest  = `{"id":"` + event + `","type":"invoice.sent","api_version":"2026-09-23","data":{"type":"invoice.sent","object":{"total":"1.00"}}}`
+		older   = `{"id":"` + event + `","type":"invoice.sent","api_version":"2025-06-01","data":{"object":{"total_cents":100}}}`
+	)
+	endpoint := func(id, version string) string {
+		return `INSERT INTO endpoints (id, scope, company_id, url, enabled_events, relationships, api_version, livemode, description, status, secret, created, updated)
+			VALUES ('` + id + `', 'company', '` + company + `', 'https://example.com/` + id + `', '["*"]', '[]', '` + version + `', 1, '', 'enabled', 'whsec_x', ?1, ?1)`
+	}
+	delivery := func(id, ep, ev, replayOf, status, body string) string {
+		rep := "NULL"
+		if replayOf != "" {
+			rep = "'" + replayOf + "'"
+		}
+		return `INSERT INTO deliveries (id, endpoint_id, event_id, event_type, replay_of, status, attempt_count, last_response_status, manual, body, created, updated)
+			VALUES ('` + id + `', '` + ep + `', '` + ev + `', 'invoice.sent', ` + rep + `, '` + status + `', 1, 204, 0, CAST('` + body + `' AS BLOB), ?1, ?1)`
+	}
+	for _, q := range []string{
+		`INSERT INTO accounts (id, name, created) VALUES ('` + account + `', 'Acme', ?1)`,
+		`INSERT INTO companies (id, account_id, nif, name, created) VALUES ('` + company + `', '` + account + `', 'B12345674', 'Acme', ?1)`,
+		endpoint(ep1, "2026-09-23"), endpoint(ep2, "2026-09-23"), endpoint(ep3, "2025-06-01"),
+		`INSERT INTO events (id, type, api_version, livemode, test, account_id, company_id, object, created)
+			VALUES ('` + event + `', 'invoice.sent', '2026-09-23', 1, 0, '` + account + `', '` + company + `', '{"total":"1.00"}', ?1)`,
+		`INSERT INTO events (id, type, api_version, livemode, test, account_id, company_id, object, created, erased)
+			VALUES ('` + erased + `', 'invoice.sent', '2026-09-23', 1, 0, '` + account + `', '` + company + `', '', ?1, ?1)`,
+		delivery(d1, ep1, event, "", "delivered", latest),
+		delivery(d2, ep2, event, "", "delivered", latest),
+		delivery(d3, ep3, event, "", "failed_permanently", older),
+		delivery(replay, ep3, event, d3, "delivered", older),
+		delivery(d5, ep1, erased, "", "delivered", ""),
+		`INSERT INTO attempts VALUES ('` + d1 + `', 1, ?1, 12, 204, CAST('thanks' AS BLOB), NULL, 0)`,
+		`INSERT INTO attempts VALUES ('` + d3 + `', 1, ?1, 30, 410, CAST('gone' AS BLOB), NULL, 0)`,
+		`INSERT INTO attempts VALUES ('` + replay + `', 1, ?1, 9, 204, CAST('' AS BLOB), NULL, 1)`,
+		`INSERT INTO attempts VALUES ('` + d5 + `', 1, ?1, 9, 204, CAST('' AS BLOB), NULL, 0)`,
+	} {
+		if _, err := db.ExecContext(ctx, q, now); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+
+	s, err := Open(ctx, path) // applies 0016
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id, want := range map[string]struct {
+		body     string
+		attempts int
+		response string
+	}{d1: {latest, 1, "thanks"}, d2: {latest, 0, ""}, d3: {older, 1, "gone"}, replay: {older, 1, ""}, d5: {"", 1, ""}} {
+		d, err := s.FindDelivery(ctx, id)
+		if err != nil {
+			t.Fatalf("delivery %s after the upgrade: %v", id, err)
+		}
+		if string(d.Body) != want.body || len(d.Attempts) != want.attempts || (want.attempts > 0 && d.Attempts[0].ResponseBody != want.response) {
+			t.Errorf("delivery %s after the upgrade: body %q, %d attempts; want %q, %d (answered %q)", id, d.Body, len(d.Attempts), want.body, want.attempts, want.response)
+		}
+	}
+	if ev, err := s.FindEvent(ctx, event); err != nil || !bytes.Equal(ev.Object, []byte(`{"total":"1.00"}`)) {
+		t.Errorf("event after the upgrade: %+v, %v", ev, err)
+	}
+	l, err := s.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: ep3}, webhooks.Page{Limit: 10})
+	if err != nil || len(l.Data) != 2 {
+		t.Errorf("the older endpoint's history after the upgrade: %v, %v; want the original and its replay", l, err)
+	}
+	if l, err := s.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: ep3, Status: webhooks.DeliveryFailedPermanently}, webhooks.Page{Limit: 10}); err != nil || len(l.Data) != 1 || l.Data[0].ID != d3 {
+		t.Errorf("its failed_permanently deliveries: %v, %v; want %s", l, err, d3)
+	}
+	count := func(q string) int {
+		var n int
+		if err := s.read.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(`SELECT count(*) FROM bodies WHERE event_id = '` + event + `'`); n != 2 {
+		t.Errorf("the event's bodies after the upgrade: %d, want 2 (one per rendering)", n)
+	}
+	if n := count(`SELECT count(*) FROM bodies WHERE event_id = '` + erased + `'`); n != 0 {
+		t.Errorf("the erased event's bodies: %d, want none", n)
+	}
+
+	// A new replay of the original, as resend writes it: the same bytes,
+	// the same body row.
+	again := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: ep3, EventID: event, EventType: "invoice.sent", ReplayOf: d3,
+		Status: webhooks.DeliveryPending, Body: []byte(older), Manual: true, NextAttemptAt: time.UnixMilli(now), Created: time.UnixMilli(now), Updated: time.UnixMilli(now)}
+	if err := s.InTx(ctx, func(tx driver.Tx) error { _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{again}); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := s.FindDelivery(ctx, again.ID); err != nil || string(d.Body) != older {
+		t.Errorf("a replay after the upgrade: %v, %v", d, err)
+	}
+	if n := count(`SELECT count(*) FROM bodies WHERE event_id = '` + event + `'`); n != 2 {
+		t.Errorf("the event's bodies after another replay: %d, want still 2", n)
+	}
+	if n := count(`SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
+		t.Errorf("%d rows whose foreign key refers to nothing", n)
+	}
+}
+
+// applyUntil applies the migrations before the one named first, as the
+// build that had only those did.
+func applyUntil(t *testing.T, db *sql.DB, first string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied INTEGER NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	names, err := migrate.Files(migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if name >= first {
+			break
+		}
+		body, err := fs.ReadFile(migrations, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ExecContext(ctx, string(body)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, 0)`, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
