@@ -205,7 +205,7 @@ func (c *ServeCommand) parse(args []string) (*serveFlags, error) {
 	fs.DurationVar(&f.shutdownGrace, "shutdown-grace", durationEnv("SHUTDOWN_GRACE", 0), "time in-flight attempts get to finish at shutdown; default attempt timeout + 1s (WEBHOOKS_SHUTDOWN_GRACE)")
 	fs.StringVar(&f.logLevel, "log-level", env("LOG_LEVEL", "info"), "debug, info, warn or error (WEBHOOKS_LOG_LEVEL)")
 	fs.StringVar(&f.logFormat, "log-format", env("LOG_FORMAT", "text"), "text or json (WEBHOOKS_LOG_FORMAT)")
-	fs.StringVar(&f.memoryLimit, "memory-limit", env("MEMORY_LIMIT", "32MiB"), "soft limit on the Go runtime's memory, such as 32MiB or 1GiB, kept at least twice the live heap; off for none; GOMEMLIMIT, if set, wins (WEBHOOKS_MEMORY_LIMIT)")
+	fs.StringVar(&f.memoryLimit, "memory-limit", env("MEMORY_LIMIT", strconv.Itoa(defaultMemoryLimit>>20)+"MiB"), "soft limit on the Go runtime's memory, such as 32MiB or 1GiB, kept at least twice the live heap; off for none; GOMEMLIMIT, if set, wins (WEBHOOKS_MEMORY_LIMIT)")
 	if len(problems) > 0 {
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
