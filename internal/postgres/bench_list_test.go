@@ -33,23 +33,15 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		return fmt.Errorf("events: %w", err)
 	}
 	// Each event's bodies once, as queueDeliveries stores them.
-	type key struct{ event, body string }
-	numbers, counts := map[key]int16{}, map[string]int16{}
+	numbers, bodies := storetest.BodyNumbers(deliveries)
 	bodyN := make([]any, len(deliveries))
-	var bodies [][]any
-	for i, d := range deliveries {
-		if len(d.Body) == 0 {
-			continue
+	for i, n := range numbers {
+		if n > 0 {
+			bodyN[i] = int16(n)
 		}
-		k := key{d.EventID, string(d.Body)}
-		n, ok := numbers[k]
-		if !ok {
-			counts[d.EventID]++
-			n = counts[d.EventID]
-			numbers[k] = n
-			bodies = append(bodies, []any{d.EventID, n, d.Body})
-		}
-		bodyN[i] = n
+	}
+	for _, row := range bodies {
+		row[1] = int16(row[1].(int))
 	}
 	if _, err = tx.CopyFrom(ctx, pgx.Identifier{"bodies"}, []string{"event_id", "n", "body"}, pgx.CopyFromRows(bodies)); err != nil {
 		return fmt.Errorf("bodies: %w", err)

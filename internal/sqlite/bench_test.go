@@ -73,23 +73,10 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		return err
 	}
 	// Each event's bodies once, as insertBody stores them.
-	type key struct{ event, body string }
-	numbers, counts := map[key]int64{}, map[string]int64{}
+	numbers, bodies := storetest.BodyNumbers(deliveries)
 	bodyN := make([]sql.NullInt64, len(deliveries))
-	var bodies [][]any
-	for i, d := range deliveries {
-		if len(d.Body) == 0 {
-			continue
-		}
-		k := key{d.EventID, string(d.Body)}
-		n, ok := numbers[k]
-		if !ok {
-			counts[d.EventID]++
-			n = counts[d.EventID]
-			numbers[k] = n
-			bodies = append(bodies, []any{d.EventID, n, d.Body})
-		}
-		bodyN[i] = sql.NullInt64{Int64: n, Valid: true}
+	for i, n := range numbers {
+		bodyN[i] = sql.NullInt64{Int64: int64(n), Valid: n > 0}
 	}
 	err = insert("bodies", "event_id, n, body", len(bodies), func(i int) []any { return bodies[i] })
 	if err != nil {

@@ -251,3 +251,29 @@ func LoadLists(tb testing.TB, s Store, rows int) *ListFixture {
 	}
 	return f
 }
+
+// BodyNumbers numbers each event's distinct bodies from 1, as the drivers
+// store them (one row per event and rendering), for the benchmarks that
+// bulk-load a history: n[i] is ds[i]'s number, 0 for a delivery without a
+// body; rows are each body once, (event id, number, bytes), in the order
+// first used.
+func BodyNumbers(ds []*webhooks.Delivery) (n []int, rows [][]any) {
+	type key struct{ event, body string }
+	numbers, counts := map[key]int{}, map[string]int{}
+	n = make([]int, len(ds))
+	for i, d := range ds {
+		if len(d.Body) == 0 {
+			continue
+		}
+		k := key{d.EventID, string(d.Body)}
+		num, ok := numbers[k]
+		if !ok {
+			counts[d.EventID]++
+			num = counts[d.EventID]
+			numbers[k] = num
+			rows = append(rows, []any{d.EventID, num, d.Body})
+		}
+		n[i] = num
+	}
+	return n, rows
+}
