@@ -29,9 +29,9 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	}
 	const (
 		adminKey = "erasure-test-admin-key"
-		bigN     = 12_000 // the deleted company's events
-		keepN    = 200    // the other company's
-		answered = 100    // of the big company's, delivered before the endpoint is disabled
+		bigN     = 6_000 // the deleted company's events
+		keepN    = 200   // the other company's
+		answered = 100   // of the big company's, delivered before the endpoint is disabled
 	)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "webhooks.db")
