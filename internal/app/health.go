@@ -132,28 +132,36 @@ func registerIn(ctx context.Context, tx Tx, ev *webhooks.Event, now time.Time) (
 	return slices.ContainsFunc(ds, func(d *webhooks.Delivery) bool { return d.Status == webhooks.DeliveryPending }), err
 }
 
+// outboxEndpoint finds the endpoint an outbox entry names, its account,
+// and its current state locked for a change; cur is nil if the endpoint,
+// or its owner, was deleted since the entry was stored: the entry has
+// nothing left to act on.
+func (a *App) outboxEndpoint(ctx context.Context, tx Tx, id string) (ep *webhooks.Endpoint, account string, cur *webhooks.Endpoint, err error) {
+	gone := func(err error) bool { return webhooks.ErrorCode(err) == webhooks.ENOTFOUND }
+	if ep, err = a.cfg.Store.FindEndpoint(ctx, id); gone(err) {
+		return nil, "", nil, nil
+	} else if err != nil {
+		return nil, "", nil, err
+	}
+	if account, _, err = a.endpointAccount(ctx, ep); gone(err) {
+		return nil, "", nil, nil
+	} else if err != nil {
+		return nil, "", nil, err
+	}
+	if cur, err = lockForChange(ctx, tx, ep); gone(err) {
+		return nil, "", nil, nil
+	}
+	return ep, account, cur, err
+}
+
 // disableDead disables the endpoint of an OutboxDisable entry, if it is
 // still enabled, as a customer's PATCH would (its pending deliveries end
 // failed, nothing is lost), with the entry's reason and moment, audited
 // as the system's, and announces it: webhook_endpoint.disabled, whose id
 // is the entry's.
 func (a *App) disableDead(ctx context.Context, tx Tx, e *webhooks.OutboxEntry, now time.Time) (bool, error) {
-	ep, err := a.cfg.Store.FindEndpoint(ctx, e.EndpointID)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return false, nil // deleted since
-	} else if err != nil {
-		return false, err
-	}
-	account, _, err := a.endpointAccount(ctx, ep)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	cur, err := lockForChange(ctx, tx, ep)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return false, nil
-	} else if err != nil || !cur.Enabled() {
+	ep, account, cur, err := a.outboxEndpoint(ctx, tx, e.EndpointID)
+	if err != nil || cur == nil || !cur.Enabled() {
 		return false, err
 	}
 	disabled := *cur

@@ -87,22 +87,8 @@ func (a *App) enableAndRecover(ctx context.Context, tx Tx, c Caller, account str
 // reason "recovered", and what it missed is sent again. One disabled
 // otherwise (gone, manual), or enabled since, is left as it is.
 func (a *App) recoverDisabled(ctx context.Context, tx Tx, e *webhooks.OutboxEntry, now time.Time) (bool, error) {
-	ep, err := a.cfg.Store.FindEndpoint(ctx, e.EndpointID)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return false, nil // deleted since
-	} else if err != nil {
-		return false, err
-	}
-	account, _, err := a.endpointAccount(ctx, ep)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	cur, err := lockForChange(ctx, tx, ep)
-	if webhooks.ErrorCode(err) == webhooks.ENOTFOUND {
-		return false, nil
-	} else if err != nil || !recoverable(cur) {
+	ep, account, cur, err := a.outboxEndpoint(ctx, tx, e.EndpointID)
+	if err != nil || cur == nil || !recoverable(cur) {
 		return false, err
 	}
 	_, n, err := a.enableAndRecover(ctx, tx, Caller{Actor: systemActor}, account, cur, e.Since, webhooks.EnabledRecovered, now)
