@@ -90,6 +90,38 @@ type wantAudit struct {
 	errorCode  string // "" for null
 }
 
+// checkAudit says what of want log lacks, what it has beyond want, and
+// whether it is newest first.
+func checkAudit(t *testing.T, log string, entries []auditEntry, want []wantAudit) {
+	t.Helper()
+	used := make([]bool, len(entries))
+	for _, w := range want {
+		found := -1
+		for j, e := range entries {
+			if !used[j] && w.matches(e) {
+				found = j
+				break
+			}
+		}
+		if found < 0 {
+			t.Errorf("no entry %+v in %s", w, log)
+			continue
+		}
+		used[found] = true
+	}
+	for j, e := range entries {
+		if !used[j] {
+			t.Errorf("unexpected entry in %s: %s", log, e)
+		}
+	}
+	for j := 1; j < len(entries); j++ {
+		if entries[j].Created > entries[j-1].Created || entries[j].ID > entries[j-1].ID {
+			t.Errorf("%s is not newest first at %d: %s then %s", log, j, entries[j-1], entries[j])
+			break
+		}
+	}
+}
+
 func (w wantAudit) matches(e auditEntry) bool {
 	actorID, code := "", ""
 	if e.Actor.ID != nil {
@@ -248,33 +280,7 @@ func TestAuditLog(t *testing.T) {
 	ts.raw("POST", ce.path+"/deliveries/"+webhooks.NewID()+"/replay", key, nil, nil)
 
 	entries, raw := ts.auditLog(accountID, key)
-	used := make([]bool, len(entries))
-	for _, w := range want {
-		found := -1
-		for j, e := range entries {
-			if !used[j] && w.matches(e) {
-				found = j
-				break
-			}
-		}
-		if found < 0 {
-			t.Errorf("no audit entry %+v", w)
-			continue
-		}
-		used[found] = true
-	}
-	for j, e := range entries {
-		if !used[j] {
-			t.Errorf("unexpected audit entry: %s", e)
-		}
-	}
-	// Newest first.
-	for j := 1; j < len(entries); j++ {
-		if entries[j].Created > entries[j-1].Created || entries[j].ID > entries[j-1].ID {
-			t.Errorf("audit log is not newest first at %d: %s then %s", j, entries[j-1], entries[j])
-			break
-		}
-	}
+	checkAudit(t, "the account's audit log", entries, want)
 	// The company's endpoints are audited under the company's owner, and
 	// nothing of it appears in another account's log.
 	otherEntries, otherRaw := ts.auditLog(other.accountID, other.key)
@@ -359,32 +365,7 @@ func TestAuditLog_Platform(t *testing.T) {
 			ts.must(200, "PATCH", ae.path, adminKey, object{"description": "erp"}, nil)
 
 			entries, raw := ts.auditPages("/v1/audit_log", 3, adminKey)
-			used := make([]bool, len(entries))
-			for _, w := range want {
-				found := -1
-				for j, e := range entries {
-					if !used[j] && w.matches(e) {
-						found = j
-						break
-					}
-				}
-				if found < 0 {
-					t.Errorf("no entry %+v in the platform's audit log", w)
-					continue
-				}
-				used[found] = true
-			}
-			for j, e := range entries {
-				if !used[j] {
-					t.Errorf("unexpected entry in the platform's audit log: %s", e)
-				}
-			}
-			for j := 1; j < len(entries); j++ {
-				if entries[j].Created > entries[j-1].Created || entries[j].ID > entries[j-1].ID {
-					t.Errorf("the platform's audit log is not newest first at %d: %s then %s", j, entries[j-1], entries[j])
-					break
-				}
-			}
+			checkAudit(t, "the platform's audit log", entries, want)
 			for _, secret := range []string{"whsec_", pe.secret, dead.secret, adminKey} {
 				if bytes.Contains(raw, []byte(secret)) {
 					t.Errorf("the platform's audit log contains %q", secret)
