@@ -1,16 +1,14 @@
 package sqlite
 
 import (
-	"bytes"
 	"database/sql"
 	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
 
-	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/migrate"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 // TestMigrate_Storage upgrades a database of the schema before 0016 (the
@@ -86,56 +84,17 @@ func TestMigrate_Storage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for id, want := range map[string]struct {
-		body     string
-		attempts int
-		response string
-	}{d1: {latest, 1, "thanks"}, d2: {latest, 0, ""}, d3: {older, 1, "gone"}, replay: {older, 1, ""}, d5: {"", 1, ""}} {
-		d, err := s.FindDelivery(ctx, id)
-		if err != nil {
-			t.Fatalf("delivery %s after the upgrade: %v", id, err)
-		}
-		if string(d.Body) != want.body || len(d.Attempts) != want.attempts || (want.attempts > 0 && d.Attempts[0].ResponseBody != want.response) {
-			t.Errorf("delivery %s after the upgrade: body %q, %d attempts; want %q, %d (answered %q)", id, d.Body, len(d.Attempts), want.body, want.attempts, want.response)
-		}
-	}
-	if ev, err := s.FindEvent(ctx, event); err != nil || !bytes.Equal(ev.Object, []byte(`{"total":"1.00"}`)) {
-		t.Errorf("event after the upgrade: %+v, %v", ev, err)
-	}
-	l, err := s.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: ep3}, webhooks.Page{Limit: 10})
-	if err != nil || len(l.Data) != 2 {
-		t.Errorf("the older endpoint's history after the upgrade: %v, %v; want the original and its replay", l, err)
-	}
-	if l, err := s.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: ep3, Status: webhooks.DeliveryFailedPermanently}, webhooks.Page{Limit: 10}); err != nil || len(l.Data) != 1 || l.Data[0].ID != d3 {
-		t.Errorf("its failed_permanently deliveries: %v, %v; want %s", l, err, d3)
-	}
-	count := func(q string) int {
+	count := func(q string, args ...any) int {
 		var n int
-		if err := s.read.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		if err := s.read.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
-	if n := count(`SELECT count(*) FROM bodies WHERE event_id = '` + event + `'`); n != 2 {
-		t.Errorf("the event's bodies after the upgrade: %d, want 2 (one per rendering)", n)
-	}
-	if n := count(`SELECT count(*) FROM bodies WHERE event_id = '` + erased + `'`); n != 0 {
-		t.Errorf("the erased event's bodies: %d, want none", n)
-	}
-
-	// A new replay of the original, as resend writes it: the same bytes,
-	// the same body row.
-	again := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: ep3, EventID: event, EventType: "invoice.sent", ReplayOf: d3,
-		Status: webhooks.DeliveryPending, Body: []byte(older), Manual: true, NextAttemptAt: time.UnixMilli(now), Created: time.UnixMilli(now), Updated: time.UnixMilli(now)}
-	if err := s.InTx(ctx, func(tx driver.Tx) error { _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{again}); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if d, err := s.FindDelivery(ctx, again.ID); err != nil || string(d.Body) != older {
-		t.Errorf("a replay after the upgrade: %v, %v", d, err)
-	}
-	if n := count(`SELECT count(*) FROM bodies WHERE event_id = '` + event + `'`); n != 2 {
-		t.Errorf("the event's bodies after another replay: %d, want still 2", n)
-	}
+	storetest.CheckBodiesUpgrade(t, s, storetest.BodiesUpgrade{
+		Ep3: ep3, Event: event, Erased: erased, D1: d1, D2: d2, D3: d3, Replay: replay, D5: d5,
+		Latest: latest, Older: older, Object: `{"total":"1.00"}`, Now: time.UnixMilli(now),
+	}, func(eventID string) int { return count(`SELECT count(*) FROM bodies WHERE event_id = ?`, eventID) })
 	if n := count(`SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
 		t.Errorf("%d rows whose foreign key refers to nothing", n)
 	}
