@@ -273,7 +273,7 @@ func printHeader(cfg Config, ceiling float64) {
 		fmt.Fprintf(w, "share     dlv/s ÷ the loopback ceiling, %s req/s of %d-byte POSTs between a Go client and a Go server\n", rate(ceiling), ceilingBody)
 		fmt.Fprintf(w, "          with %d in flight, measured just before (one event per request allows about 0.5, batches near 1)\n", cfg.Producers)
 	}
-	if service.IsPostgres(cfg.Database) && cfg.URL == "" {
+	if cfg.measuresPostgres() {
 		fmt.Fprintf(w, "+PG/dlv   PostgreSQL's CPU per delivery, every process of this machine named postgres: add it to CPU/dlv\n")
 	}
 	fmt.Fprintf(w, "busy      share of the wall time the store's write path was busy (%s), the busiest process's\n", writeSecondsMetric)
@@ -397,7 +397,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	if cpu != nil {
 		cpuBefore = cpu()
 	}
-	onPostgres := service.IsPostgres(cfg.Database) && cfg.URL == ""
+	onPostgres := cfg.measuresPostgres()
 	if onPostgres {
 		dbBefore = postgresCPU()
 	}

@@ -5,7 +5,16 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/factuarea/webhooks/internal/service"
 )
+
+// measuresPostgres says the run's database is a PostgreSQL of this
+// machine's that the bench's own serve processes use, whose CPU
+// postgresCPU then counts.
+func (cfg Config) measuresPostgres() bool {
+	return service.IsPostgres(cfg.Database) && cfg.URL == ""
+}
 
 // postgresCPU is the CPU time so far of every process of this machine
 // named postgres (its backends and its background workers), on Linux; 0
