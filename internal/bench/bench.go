@@ -402,7 +402,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 		dbBefore = postgresCPU()
 	}
 	scrapedBefore := scrapeAll(client, bases)
-	res.StoreBefore = storeBytes(client, bases)
+	res.StoreBefore = storeBytes(scrapedBefore)
 	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
 	defer cancel()
 	var erased chan error
@@ -479,7 +479,7 @@ func runScenario(ctx context.Context, cfg Config, sc Scenario) (Result, error) {
 	res.Drain = time.Since(stopped)
 	window := elapsed + res.Drain
 	scrapedAfter := scrapeAll(client, bases)
-	res.StoreAfter = storeBytes(client, bases)
+	res.StoreAfter = storeBytes(scrapedAfter)
 	var spent time.Duration
 	if cpu != nil {
 		spent = cpu() - cpuBefore

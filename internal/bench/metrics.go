@@ -22,6 +22,8 @@ const (
 type scrapeResult struct {
 	write, cpu       float64 // seconds
 	hasWrite, hasCPU bool
+	store            float64 // bytes (storeBytesMetric)
+	hasStore         bool
 }
 
 // scrape reads base's /metrics. A failure is no error: the figures it
@@ -64,6 +66,10 @@ func parseScrape(r io.Reader) scrapeResult {
 		if v, ok := sample(line, cpuSecondsMetric); ok {
 			s.cpu += v
 			s.hasCPU = true
+		}
+		if v, ok := sample(line, storeBytesMetric); ok {
+			s.store += v
+			s.hasStore = true
 		}
 	}
 	return s

@@ -1,39 +1,17 @@
 package bench
 
-import (
-	"fmt"
-	"io"
-	"net/http"
-	"strings"
-)
+import "fmt"
 
 // storeBytesMetric is the gauge of the bytes the service's store takes.
 const storeBytesMetric = "webhooks_store_bytes"
 
-// storeBytes reads the store's size from the first base's /metrics (every
+// storeBytes is the store's size in the first process's scrape (every
 // process on one database reports the same); -1 when it does not expose it.
-func storeBytes(client *http.Client, bases []string) int64 {
-	if len(bases) == 0 {
+func storeBytes(scraped []scrapeResult) int64 {
+	if len(scraped) == 0 || !scraped[0].hasStore {
 		return -1
 	}
-	resp, err := client.Get(bases[0] + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return -1
-	}
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return -1
-	}
-	for line := range strings.Lines(string(body)) {
-		if v, ok := sample(strings.TrimRight(line, "\n"), storeBytesMetric); ok {
-			return int64(v)
-		}
-	}
-	return -1
+	return int64(scraped[0].store)
 }
 
 // storeLine is the report's line on the store: the bytes it grew by over

@@ -16,10 +16,10 @@ func TestStoreBytes(t *testing.T) {
 		fmt.Fprint(w, "# HELP webhooks_store_bytes x\n# TYPE webhooks_store_bytes gauge\nwebhooks_store_bytes_other 1\nwebhooks_store_bytes 1.2345e+08\n")
 	}))
 	defer srv.Close()
-	if got := storeBytes(srv.Client(), []string{srv.URL}); got != 123450000 {
+	if got := storeBytes(scrapeAll(srv.Client(), []string{srv.URL})); got != 123450000 {
 		t.Errorf("storeBytes: got %d, want 123450000", got)
 	}
-	if got := storeBytes(srv.Client(), []string{srv.URL + "/elsewhere"}); got != -1 {
+	if got := storeBytes(scrapeAll(srv.Client(), []string{srv.URL + "/elsewhere"})); got != -1 {
 		t.Errorf("storeBytes of a service without the gauge: got %d, want -1", got)
 	}
 	if got, want := storeLine(1<<20, 1<<20+3000*1500, 3000), "  store: 1500 bytes per event (grew 4MiB over 3000 events; 5MiB now)\n"; got != want {
