@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -80,6 +82,14 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	count := func(q string, args ...any) int {
 		t.Helper()
 		var n int
+		for i, a := range args {
+			// The store keeps an id as its 16 bytes.
+			if id, ok := a.(string); ok {
+				if args[i], err = hex.DecodeString(strings.ReplaceAll(id, "-", "")); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		if err := db.QueryRow(q, args...).Scan(&n); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -11,7 +11,7 @@ import (
 // InsertAccount implements driver.Tx.
 func (t *txn) InsertAccount(ctx context.Context, a *webhooks.Account) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO accounts (id, name, provisioned_by, created) VALUES (?, ?, ?, ?)`,
-		a.ID, a.Name, nullString(a.ProvisionedBy), ms(a.Created))
+		dbID(a.ID), a.Name, nullID(a.ProvisionedBy), ms(a.Created))
 	return err
 }
 
@@ -26,7 +26,7 @@ func (s *Store) FindAccount(ctx context.Context, id string) (*webhooks.Account, 
 }
 
 func findAccount(ctx context.Context, q querier, id string) (*webhooks.Account, error) {
-	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = ? AND deleted IS NULL`, id))
+	a, err := scanAccount(q.QueryRowContext(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = ? AND deleted IS NULL`, dbID(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("account")
 	}
@@ -37,12 +37,11 @@ const accountCols = `id, name, provisioned_by, created`
 
 func scanAccount(r scanner) (*webhooks.Account, error) {
 	var a webhooks.Account
-	var prov sql.NullString
 	var created sql.NullInt64
-	if err := r.Scan(&a.ID, &a.Name, &prov, &created); err != nil {
+	if err := r.Scan((*dbID)(&a.ID), &a.Name, (*dbID)(&a.ProvisionedBy), &created); err != nil {
 		return nil, err
 	}
-	a.ProvisionedBy, a.Created = prov.String, fromMS(created)
+	a.Created = fromMS(created)
 	return &a, nil
 }
 
@@ -57,13 +56,13 @@ func (s *Store) ListAccounts(ctx context.Context, p webhooks.Page) (*webhooks.Li
 // InsertAPIKey implements driver.Tx.
 func (t *txn) InsertAPIKey(ctx context.Context, k *webhooks.APIKey) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO api_keys (id, account_id, hash, created) VALUES (?, ?, ?, ?)`,
-		k.ID, k.AccountID, k.Hash, ms(k.Created))
+		dbID(k.ID), dbID(k.AccountID), k.Hash, ms(k.Created))
 	return err
 }
 
 // DeleteAPIKey implements driver.Tx.
 func (t *txn) DeleteAPIKey(ctx context.Context, accountID, keyID string) error {
-	res, err := t.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, keyID, accountID)
+	res, err := t.ExecContext(ctx, `DELETE FROM api_keys WHERE id = ? AND account_id = ?`, dbID(keyID), dbID(accountID))
 	if err != nil {
 		return err
 	}
@@ -89,7 +88,7 @@ const apiKeyCols = `id, account_id, hash, created`
 func scanAPIKey(r scanner) (*webhooks.APIKey, error) {
 	var k webhooks.APIKey
 	var created sql.NullInt64
-	if err := r.Scan(&k.ID, &k.AccountID, &k.Hash, &created); err != nil {
+	if err := r.Scan((*dbID)(&k.ID), (*dbID)(&k.AccountID), &k.Hash, &created); err != nil {
 		return nil, err
 	}
 	k.Created = fromMS(created)
@@ -98,14 +97,14 @@ func scanAPIKey(r scanner) (*webhooks.APIKey, error) {
 
 // ListAPIKeys implements driver.Store.
 func (s *Store) ListAPIKeys(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.APIKey], error) {
-	q := listQuery{table: "api_keys", cols: apiKeyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
+	q := listQuery{table: "api_keys", cols: apiKeyCols, where: []string{"account_id = ?"}, args: []any{dbID(accountID)}}
 	return read(list(ctx, s.read, q, p, scanAPIKey))
 }
 
 // InsertCompany implements driver.Tx.
 func (t *txn) InsertCompany(ctx context.Context, c *webhooks.Company) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO companies (id, account_id, nif, name, created) VALUES (?, ?, ?, ?, ?)`,
-		c.ID, c.AccountID, c.NIF, c.Name, ms(c.Created))
+		dbID(c.ID), dbID(c.AccountID), c.NIF, c.Name, ms(c.Created))
 	if isUniqueViolation(err) {
 		return webhooks.NIFTaken(c.NIF)
 	}
@@ -123,7 +122,7 @@ func (s *Store) FindCompany(ctx context.Context, id string) (*webhooks.Company, 
 }
 
 func findCompany(ctx context.Context, q querier, id string) (*webhooks.Company, error) {
-	c, err := scanCompany(q.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE id = ? AND deleted IS NULL`, id))
+	c, err := scanCompany(q.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies WHERE id = ? AND deleted IS NULL`, dbID(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("company")
 	}
@@ -135,7 +134,7 @@ const companyCols = `id, account_id, nif, name, created`
 func scanCompany(r scanner) (*webhooks.Company, error) {
 	var c webhooks.Company
 	var created sql.NullInt64
-	if err := r.Scan(&c.ID, &c.AccountID, &c.NIF, &c.Name, &created); err != nil {
+	if err := r.Scan((*dbID)(&c.ID), (*dbID)(&c.AccountID), &c.NIF, &c.Name, &created); err != nil {
 		return nil, err
 	}
 	c.Created = fromMS(created)
@@ -144,7 +143,7 @@ func scanCompany(r scanner) (*webhooks.Company, error) {
 
 // ListCompanies implements driver.Store.
 func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.Page) (*webhooks.List[*webhooks.Company], error) {
-	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{accountID}}
+	q := listQuery{table: "companies", cols: companyCols, where: []string{"account_id = ?"}, args: []any{dbID(accountID)}}
 	q.scoped()
 	q.where = append(q.where, "deleted IS NULL")
 	return read(list(ctx, s.read, q, p, scanCompany))
@@ -152,5 +151,5 @@ func (s *Store) ListCompanies(ctx context.Context, accountID string, p webhooks.
 
 // ListAccountCompanies implements driver.Store.
 func (s *Store) ListAccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
-	return read(queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? AND deleted IS NULL ORDER BY created, id`, accountID))
+	return read(queryAll(ctx, s.read, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? AND deleted IS NULL ORDER BY created, id`, dbID(accountID)))
 }

@@ -12,7 +12,7 @@ import (
 func (t *txn) InsertAudit(ctx context.Context, e *webhooks.AuditEntry) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO audit_log (id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, nullString(e.AccountID), e.Actor.Type, nullString(e.Actor.ID), e.Action, e.TargetType, e.TargetID, e.Outcome, nullString(e.ErrorCode), ms(e.Created))
+		dbID(e.ID), nullID(e.AccountID), e.Actor.Type, nullID(e.Actor.ID), e.Action, e.TargetType, dbID(e.TargetID), e.Outcome, nullString(e.ErrorCode), ms(e.Created))
 	return err
 }
 
@@ -23,17 +23,18 @@ func (s *Store) ListAudit(ctx context.Context, accountID string, p webhooks.Page
 		table: "audit_log",
 		cols:  "id, account_id, actor_type, actor_id, action, target_type, target_id, outcome, error_code, created",
 		where: []string{"account_id = ?"},
-		args:  []any{accountID},
+		args:  []any{dbID(accountID)},
 	}
 	if accountID == "" {
 		q.where, q.args = []string{"account_id IS NULL"}, nil
 	}
 	return read(list(ctx, s.read, q, p, func(r scanner) (*webhooks.AuditEntry, error) {
 		var e webhooks.AuditEntry
-		var account, actorID, code sql.NullString
+		var code sql.NullString
 		var created sql.NullInt64
-		err := r.Scan(&e.ID, &account, &e.Actor.Type, &actorID, &e.Action, &e.TargetType, &e.TargetID, &e.Outcome, &code, &created)
-		e.AccountID, e.Actor.ID, e.ErrorCode, e.Created = account.String, actorID.String, code.String, fromMS(created)
+		err := r.Scan((*dbID)(&e.ID), (*dbID)(&e.AccountID), &e.Actor.Type, (*dbID)(&e.Actor.ID), &e.Action, &e.TargetType, (*dbID)(&e.TargetID),
+			&e.Outcome, &code, &created)
+		e.ErrorCode, e.Created = code.String, fromMS(created)
 		return &e, err
 	}))
 }

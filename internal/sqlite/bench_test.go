@@ -78,7 +78,9 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 	for i, n := range numbers {
 		bodyN[i] = sql.NullInt64{Int64: int64(n), Valid: n > 0}
 	}
-	err = insert("bodies", "event_id, n, body", len(bodies), func(i int) []any { return bodies[i] })
+	err = insert("bodies", "event_id, n, body", len(bodies), func(i int) []any {
+		return []any{dbID(bodies[i][0].(string)), bodies[i][1], bodies[i][2]}
+	})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ func (t *txn) insertBody(ctx context.Context, eventID string, body []byte) (sql.
 	}
 	known, ok := t.bodies[eventID]
 	if !ok {
-		rows, err := t.QueryContext(ctx, `SELECT n, body FROM bodies WHERE event_id = ? ORDER BY n`, eventID)
+		rows, err := t.QueryContext(ctx, `SELECT n, body FROM bodies WHERE event_id = ? ORDER BY n`, dbID(eventID))
 		if err != nil {
 			return sql.NullInt64{}, err
 		}
@@ -55,7 +55,7 @@ func (t *txn) insertBody(ctx context.Context, eventID string, body []byte) (sql.
 	if len(known) > 0 {
 		n = known[len(known)-1].n + 1
 	}
-	if _, err := t.ExecContext(ctx, `INSERT INTO bodies (event_id, n, body) VALUES (?, ?, ?)`, eventID, n, body); err != nil {
+	if _, err := t.ExecContext(ctx, `INSERT INTO bodies (event_id, n, body) VALUES (?, ?, ?)`, dbID(eventID), n, body); err != nil {
 		return sql.NullInt64{}, err
 	}
 	if t.bodies == nil {

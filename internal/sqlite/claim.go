@@ -116,7 +116,7 @@ func (t queueTx) Begin(ctx context.Context, r driver.QueueReads) (*driver.QueueF
 	for _, id := range r.Streaks {
 		var st webhooks.Streak
 		var since sql.NullInt64
-		err := t.QueryRowContext(ctx, qStreak, id, slices.Contains(r.Failed, id)).Scan(&st.Length, &since)
+		err := t.QueryRowContext(ctx, qStreak, dbID(id), slices.Contains(r.Failed, id)).Scan(&st.Length, &since)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {
@@ -153,7 +153,7 @@ func (t queueTx) Begin(ctx context.Context, r driver.QueueReads) (*driver.QueueF
 
 // Scan implements driver.QueueTx.
 func (t queueTx) Scan(ctx context.Context, now time.Time, after driver.Candidate, n int) ([]driver.Candidate, driver.Candidate, error) {
-	cands, err := scan(ctx, t.txn, qDueAfter, ms(now), n, ms(after.Due), after.ID)
+	cands, err := scan(ctx, t.txn, qDueAfter, ms(now), n, ms(after.Due), dbID(after.ID))
 	if len(cands) > 0 {
 		after = cands[len(cands)-1]
 	}
@@ -166,7 +166,7 @@ func scan(ctx context.Context, tx *txn, query string, args ...any) ([]driver.Can
 	return queryAll(ctx, tx, func(r scanner) (driver.Candidate, error) {
 		var c driver.Candidate
 		var due sql.NullInt64
-		err := r.Scan(&c.ID, &c.EndpointID, &due)
+		err := r.Scan((*dbID)(&c.ID), (*dbID)(&c.EndpointID), &due)
 		c.Due = fromMS(due)
 		return c, err
 	}, query, args...)
@@ -176,7 +176,7 @@ func scan(ctx context.Context, tx *txn, query string, args ...any) ([]driver.Can
 // and claims, and returns the claims with their endpoints.
 func (t *txn) writeClaim(ctx context.Context, w *driver.QueueWrites) ([]*webhooks.Claim, error) {
 	for _, u := range w.Streaks {
-		if _, err := t.ExecContext(ctx, qUpdateStreak, u.Length, ms(u.Since), u.EndpointID); err != nil {
+		if _, err := t.ExecContext(ctx, qUpdateStreak, u.Length, ms(u.Since), dbID(u.EndpointID)); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func (t *txn) writeClaim(ctx context.Context, w *driver.QueueWrites) ([]*webhook
 		return nil, err
 	}
 	for _, id := range w.Park {
-		if _, err := t.ExecContext(ctx, qPark, id); err != nil {
+		if _, err := t.ExecContext(ctx, qPark, dbID(id)); err != nil {
 			return nil, err
 		}
 	}
@@ -211,12 +211,12 @@ func (t *txn) writeClaim(ctx context.Context, w *driver.QueueWrites) ([]*webhook
 // traceparent if w asks for it.
 func claimDelivery(ctx context.Context, tx *txn, w *driver.QueueWrites, id string) (*webhooks.Delivery, string, error) {
 	if !w.Traceparents {
-		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, w.Token, ms(w.LeaseUntil), id))
+		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, dbID(w.Token), ms(w.LeaseUntil), dbID(id)))
 		return d, "", err
 	}
 	var s deliveryScan
 	var traceparent sql.NullString
-	if err := tx.QueryRowContext(ctx, qClaimTraced, w.Token, ms(w.LeaseUntil), id).Scan(append(s.dest(), &traceparent)...); err != nil {
+	if err := tx.QueryRowContext(ctx, qClaimTraced, dbID(w.Token), ms(w.LeaseUntil), dbID(id)).Scan(append(s.dest(), &traceparent)...); err != nil {
 		return nil, "", err
 	}
 	return s.delivery(), traceparent.String, nil
@@ -231,12 +231,12 @@ func heldClaims(ctx context.Context, tx *txn, now time.Time) (map[string]int, er
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var id string
+		var id dbID
 		var n int
 		if err := rows.Scan(&id, &n); err != nil {
 			return nil, err
 		}
-		held[id] = n
+		held[string(id)] = n
 	}
 	return held, rows.Err()
 }
@@ -247,7 +247,7 @@ func heldClaims(ctx context.Context, tx *txn, now time.Time) (map[string]int, er
 func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r driver.QueueReads) ([]driver.Candidate, error) {
 	endpoints, err := queryAll(ctx, tx, func(r scanner) (string, error) {
 		var id string
-		return id, r.Scan(&id)
+		return id, r.Scan((*dbID)(&id))
 	}, qParkedEndpoints)
 	if err != nil {
 		return nil, err
@@ -264,10 +264,10 @@ func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r drive
 		cands, err := queryAll(ctx, tx, func(r scanner) (driver.Candidate, error) {
 			c := driver.Candidate{EndpointID: e, Parked: true}
 			var due sql.NullInt64
-			err := r.Scan(&c.ID, &due)
+			err := r.Scan((*dbID)(&c.ID), &due)
 			c.Due = fromMS(due)
 			return c, err
-		}, qParkedOf, e, free)
+		}, qParkedOf, dbID(e), free)
 		if err != nil {
 			return nil, err
 		}
@@ -282,7 +282,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
 		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
-			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), a.DeliveryID, r.Token, boolInt(t.OverridesEnd()))
+			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), dbID(a.DeliveryID), dbID(r.Token), boolInt(t.OverridesEnd()))
 		if err != nil {
 			return err
 		}
@@ -290,19 +290,19 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 			r.Lapsed = true // the claim lapsed and another worker holds the delivery
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, qInsertAttempt, a.DeliveryID, a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
+		if _, err := tx.ExecContext(ctx, qInsertAttempt, dbID(a.DeliveryID), a.Number, ms(a.StartedAt), a.Duration.Milliseconds(),
 			nullInt(a.ResponseStatus), []byte(a.ResponseBody), nullString(a.Error), boolInt(a.Manual)); err != nil {
 			return err
 		}
 		if t.Status == webhooks.DeliveryFailedPermanently {
 			var status string
-			if err := tx.QueryRowContext(ctx, qStatus, a.DeliveryID).Scan(&status); err != nil {
+			if err := tx.QueryRowContext(ctx, qStatus, dbID(a.DeliveryID)).Scan(&status); err != nil {
 				return err
 			}
 			r.Exhausted = status == webhooks.DeliveryFailedPermanently
 		}
 		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
-			if _, err := tx.ExecContext(ctx, qReleaseNext, a.DeliveryID, ms(a.StartedAt.Add(a.Duration))); err != nil {
+			if _, err := tx.ExecContext(ctx, qReleaseNext, dbID(a.DeliveryID), ms(a.StartedAt.Add(a.Duration))); err != nil {
 				return err
 			}
 		}
@@ -314,7 +314,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, qRelease, id, token); err != nil {
+			if _, err := tx.ExecContext(ctx, qRelease, dbID(id), dbID(token)); err != nil {
 				return err
 			}
 		}
@@ -326,7 +326,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, d := range deferrals {
-			if _, err := tx.ExecContext(ctx, qDefer, ms(d.Until), d.DeliveryID, d.Token); err != nil {
+			if _, err := tx.ExecContext(ctx, qDefer, ms(d.Until), dbID(d.DeliveryID), dbID(d.Token)); err != nil {
 				return err
 			}
 		}

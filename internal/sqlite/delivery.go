@@ -39,8 +39,8 @@ const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship,
 // other columns too.
 type deliveryScan struct {
 	d                      webhooks.Delivery
-	rel, replayOf, reason  sql.NullString
-	orderingKey, waiting   sql.NullString
+	rel, reason            sql.NullString
+	orderingKey            sql.NullString
 	next, created, updated sql.NullInt64
 	lastStatus             sql.NullInt64
 	manual, rehearsal      int
@@ -48,16 +48,17 @@ type deliveryScan struct {
 
 func (s *deliveryScan) dest() []any {
 	d := &s.d
-	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey, &s.waiting}
+	return []any{(*dbID)(&d.ID), (*dbID)(&d.EndpointID), (*dbID)(&d.EventID), &d.EventType, &s.rel, (*dbID)(&d.ReplayOf), &d.Status, &s.reason,
+		&d.AttemptCount, &s.next, &s.lastStatus, &s.manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey,
+		(*dbID)(&d.WaitingFor)}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d := s.d
-	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
+	d.Relationship, d.Reason = webhooks.Relationship(s.rel.String), s.reason.String
 	d.NextAttemptAt, d.LastResponseStatus, d.Manual, d.Rehearsal = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1, s.rehearsal == 1
 	d.Created, d.Updated = fromMS(s.created), fromMS(s.updated)
-	d.OrderingKey, d.WaitingFor = s.orderingKey.String, s.waiting.String
+	d.OrderingKey = s.orderingKey.String
 	return &d
 }
 
@@ -99,7 +100,7 @@ func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token s
 	if err != nil {
 		return false, err
 	}
-	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d, bodyN), nullString(token), ms(until))...)
+	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d, bodyN), nullID(token), ms(until))...)
 	if err != nil {
 		return false, err
 	}
@@ -113,10 +114,10 @@ const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship,
 	next_attempt_at, last_response_status, manual, body_n, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for, due_since`
 
 func deliveryArgs(d *webhooks.Delivery, bodyN sql.NullInt64) []any {
-	return []any{d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
-		nullString(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
+	return []any{dbID(d.ID), dbID(d.EndpointID), dbID(d.EventID), d.EventType, nullString(string(d.Relationship)),
+		nullID(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), bodyN, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
-		boolInt(d.Rehearsal), nullString(d.OrderingKey), nullString(d.WaitingFor), ms(dueSince(d))}
+		boolInt(d.Rehearsal), nullString(d.OrderingKey), nullID(d.WaitingFor), ms(dueSince(d))}
 }
 
 // dueSince is the moment a delivery as written came due (SPEC 14's
@@ -130,7 +131,7 @@ func dueSince(d *webhooks.Delivery) time.Time {
 }
 
 func findDelivery(ctx context.Context, q querier, id string) (*webhooks.Delivery, error) {
-	d, err := scanDelivery(q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = ?`, id))
+	d, err := scanDelivery(q.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id = ?`, dbID(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("webhook delivery")
 	}
@@ -168,7 +169,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 		a.ResponseBody, a.Error, a.Manual = string(body), errText.String, manual == 1
 		return &a, nil
 	}, `SELECT number, started_at, duration_ms, response_status, response_body, error, manual
-		FROM attempts WHERE delivery_id = ? ORDER BY number`, id)
+		FROM attempts WHERE delivery_id = ? ORDER BY number`, dbID(id))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 
 // ListDeliveries implements driver.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
-	q := listQuery{table: "deliveries", cols: deliveryCols, where: []string{"endpoint_id = ?"}, args: []any{f.EndpointID}}
+	q := listQuery{table: "deliveries", cols: deliveryCols, where: []string{"endpoint_id = ?"}, args: []any{dbID(f.EndpointID)}}
 	q.scoped()
 	if f.Status != "" {
 		q.where, q.args = append(q.where, "status = ?"), append(q.args, f.Status)
@@ -189,7 +190,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 		}
 	}
 	if f.EventID != "" {
-		q.where, q.args = append(q.where, "event_id = ?"), append(q.args, f.EventID)
+		q.where, q.args = append(q.where, "event_id = ?"), append(q.args, dbID(f.EventID))
 		// The event's handful of deliveries, sorted, not the endpoint's
 		// whole history walked in order for them (see qEventIndex).
 		q.table = "deliveries " + qEventIndex
@@ -221,14 +222,11 @@ func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since
 	if len(endpointIDs) == 0 {
 		return nil, nil
 	}
-	args := []any{ms(since), bucket.Milliseconds()}
-	for _, id := range endpointIDs {
-		args = append(args, id)
-	}
+	args := append([]any{ms(since), bucket.Milliseconds()}, idArgs(endpointIDs)...)
 	args = append(append(args, condArgs...), ms(since))
 	return read(queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
 		var c webhooks.DeliveryCount
-		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
+		err := r.Scan((*dbID)(&c.EndpointID), &c.Bucket, &c.Status, &c.N)
 		return c, err
 	}, `SELECT endpoint_id, (created - ?) / ?, status, count(*) FROM deliveries
 		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND `+cond+`
@@ -240,10 +238,7 @@ func (s *Store) ListEventDeliveries(ctx context.Context, eventIDs, endpointIDs [
 	if len(eventIDs) == 0 || len(endpointIDs) == 0 {
 		return nil, nil
 	}
-	var args []any
-	for _, id := range append(slices.Clone(eventIDs), endpointIDs...) {
-		args = append(args, id)
-	}
+	args := idArgs(append(slices.Clone(eventIDs), endpointIDs...))
 	return read(queryAll(ctx, s.read, scanDelivery, `SELECT `+deliveryColsNoBody+` FROM deliveries `+qEventIndex+`
 		WHERE event_id IN (`+placeholders(len(eventIDs))+`) AND endpoint_id IN (`+placeholders(len(endpointIDs))+`)
 		ORDER BY created, id`, args...))
@@ -264,8 +259,8 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 	for _, d := range ds {
 		if _, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, manual = ?,
 			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, updated = ?, due_since = ? WHERE id = ?`,
-			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullString(d.WaitingFor),
-			ms(d.Updated), ms(dueSince(d)), d.ID); err != nil {
+			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullID(d.WaitingFor),
+			ms(d.Updated), ms(dueSince(d)), dbID(d.ID)); err != nil {
 			return err
 		}
 	}
@@ -277,7 +272,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 	if len(f.Statuses) == 0 {
 		return nil, nil
 	}
-	args := []any{f.EndpointID, ms(f.CreatedGTE), ms(f.CreatedLT)}
+	args := []any{dbID(f.EndpointID), ms(f.CreatedGTE), ms(f.CreatedLT)}
 	for _, st := range f.Statuses {
 		args = append(args, st)
 	}
@@ -302,17 +297,14 @@ func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webh
 	if len(deliveryIDs) == 0 {
 		return nil, nil
 	}
-	args := make([]any, len(deliveryIDs))
-	for i, id := range deliveryIDs {
-		args[i] = id
-	}
+	args := idArgs(deliveryIDs)
 	return read(queryAll(ctx, s.read, func(r scanner) (*webhooks.Attempt, error) {
 		var a webhooks.Attempt
 		var started, status sql.NullInt64
 		var durMS int64
 		var errText sql.NullString
 		var manual int
-		if err := r.Scan(&a.DeliveryID, &a.Number, &started, &durMS, &status, &errText, &manual); err != nil {
+		if err := r.Scan((*dbID)(&a.DeliveryID), &a.Number, &started, &durMS, &status, &errText, &manual); err != nil {
 			return nil, err
 		}
 		a.StartedAt, a.Duration, a.ResponseStatus = fromMS(started), time.Duration(durMS)*time.Millisecond, int(status.Int64)
@@ -335,7 +327,7 @@ func (t *txn) Tails(ctx context.Context, chains []webhooks.OrderKey) (map[webhoo
 	out := map[webhooks.OrderKey]string{}
 	for _, k := range chains {
 		var id string
-		err := t.QueryRowContext(ctx, qTail, k.EndpointID, k.Key).Scan(&id)
+		err := t.QueryRowContext(ctx, qTail, dbID(k.EndpointID), k.Key).Scan((*dbID)(&id))
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {

@@ -17,12 +17,12 @@ const endpointCols = `id, scope, company_id, account_id, url, enabled_events, re
 
 func scanEndpoint(r scanner) (*webhooks.Endpoint, error) {
 	var e webhooks.Endpoint
-	var companyID, accountID, prevSecret sql.NullString
+	var prevSecret sql.NullString
 	var events, rels string
 	var livemode, standard, ordered, autoRecover, relay int
 	var prevExpires, created, updated, rateLimit, failingSince, disabledAt, backlogged, probed sql.NullInt64
 	var disabledReason sql.NullString
-	if err := r.Scan(&e.ID, &e.Scope, &companyID, &accountID, &e.URL, &events, &rels, &e.APIVersion, &livemode,
+	if err := r.Scan((*dbID)(&e.ID), &e.Scope, (*dbID)(&e.CompanyID), (*dbID)(&e.AccountID), &e.URL, &events, &rels, &e.APIVersion, &livemode,
 		&e.Description, &e.Status, &e.Secret, &prevSecret, &prevExpires, &created, &updated,
 		&standard, &rateLimit, &e.FailureStreak, &failingSince, &disabledAt, &disabledReason, &ordered, &autoRecover,
 		&backlogged, &probed, &relay); err != nil {
@@ -41,14 +41,14 @@ func scanEndpoint(r scanner) (*webhooks.Endpoint, error) {
 	if e.Scope != webhooks.ScopeAccount {
 		e.Relationships = nil
 	}
-	e.CompanyID, e.AccountID, e.Livemode = companyID.String, accountID.String, livemode == 1
+	e.Livemode = livemode == 1
 	e.PreviousSecret, e.PreviousSecretExpires = prevSecret.String, fromMS(prevExpires)
 	e.Created, e.Updated = fromMS(created), fromMS(updated)
 	return &e, nil
 }
 
 func findEndpoint(ctx context.Context, q querier, id string) (*webhooks.Endpoint, error) {
-	e, err := scanEndpoint(q.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE id = ? AND deleted IS NULL`, id))
+	e, err := scanEndpoint(q.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM endpoints WHERE id = ? AND deleted IS NULL`, dbID(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("webhook endpoint")
 	}
@@ -71,7 +71,7 @@ func relationshipsText(rels []webhooks.Relationship) string {
 // InsertEndpoint implements driver.Tx.
 func (t *txn) InsertEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		e.ID, e.Scope, nullString(e.CompanyID), nullString(e.AccountID), e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships),
+		dbID(e.ID), e.Scope, nullID(e.CompanyID), nullID(e.AccountID), e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships),
 		e.APIVersion, boolInt(e.Livemode), e.Description, e.Status, e.Secret, nullString(e.PreviousSecret),
 		ms(e.PreviousSecretExpires), ms(e.Created), ms(e.Updated),
 		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason),
@@ -103,13 +103,13 @@ func (t *txn) UpdateEndpoint(ctx context.Context, e *webhooks.Endpoint) error {
 		e.URL, jsonText(e.EnabledEvents), relationshipsText(e.Relationships), e.APIVersion, e.Description, e.Status,
 		e.Secret, nullString(e.PreviousSecret), ms(e.PreviousSecretExpires), ms(e.Updated),
 		boolInt(e.StandardWebhooks), nullInt(e.RateLimit), e.FailureStreak, ms(e.FailingSince), ms(e.DisabledAt), nullString(e.DisabledReason),
-		boolInt(e.Ordered), boolInt(e.AutoRecover), ms(e.BackloggedSince), ms(e.ProbedAt), e.ID)
+		boolInt(e.Ordered), boolInt(e.AutoRecover), ms(e.BackloggedSince), ms(e.ProbedAt), dbID(e.ID))
 	return err
 }
 
 // DeleteEndpoint implements driver.Tx.
 func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) error {
-	_, err := t.ExecContext(ctx, `UPDATE endpoints SET deleted = ?, updated = ?, secret = '', previous_secret = NULL WHERE id = ?`, ms(now), ms(now), id)
+	_, err := t.ExecContext(ctx, `UPDATE endpoints SET deleted = ?, updated = ?, secret = '', previous_secret = NULL WHERE id = ?`, ms(now), ms(now), dbID(id))
 	return err
 }
 
@@ -118,7 +118,7 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
 	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0, waiting_for = NULL, updated = ?
 		WHERE endpoint_id = ? AND status = ? AND `+qNotDelivered,
-		webhooks.DeliveryFailed, reason, ms(now), endpointID, webhooks.DeliveryPending)
+		webhooks.DeliveryFailed, reason, ms(now), dbID(endpointID), webhooks.DeliveryPending)
 	return err
 }
 
@@ -134,9 +134,9 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 	case f.Platform:
 		q.where = append(q.where, "scope = 'platform'")
 	case f.CompanyID != "":
-		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
+		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, dbID(f.CompanyID))
 	default:
-		q.where, q.args = append(q.where, "account_id = ?"), append(q.args, f.AccountID)
+		q.where, q.args = append(q.where, "account_id = ?"), append(q.args, dbID(f.AccountID))
 	}
 	q.scoped()
 	q.where = append(q.where, "deleted IS NULL")
@@ -146,5 +146,5 @@ func (s *Store) ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p 
 // ListAccountEndpoints implements driver.Store.
 func (s *Store) ListAccountEndpoints(ctx context.Context, accountID string) ([]*webhooks.Endpoint, error) {
 	return read(queryEndpoints(ctx, s.read, `(account_id = ?1 OR company_id IN (SELECT id FROM companies WHERE account_id = ?1))
-		ORDER BY created, id`, accountID))
+		ORDER BY created, id`, dbID(accountID)))
 }

@@ -21,15 +21,15 @@ const eventReadCols = `e.id, e.type, e.api_version, e.livemode, e.test, e.correl
 func scanEvent(r scanner) (*webhooks.Event, error) {
 	var e webhooks.Event
 	var livemode, test int
-	var corr, account, company, orderingKey sql.NullString
+	var corr, orderingKey sql.NullString
 	var object string
 	var created, erased sql.NullInt64
-	if err := r.Scan(&e.ID, &e.Type, &e.APIVersion, &livemode, &test, &corr, &account, &company, &object, &created, &orderingKey, &erased); err != nil {
+	if err := r.Scan((*dbID)(&e.ID), &e.Type, &e.APIVersion, &livemode, &test, &corr, (*dbID)(&e.AccountID), (*dbID)(&e.CompanyID),
+		&object, &created, &orderingKey, &erased); err != nil {
 		return nil, err
 	}
 	e.OrderingKey = orderingKey.String
-	e.Livemode, e.Test, e.CorrelationID, e.CompanyID = livemode == 1, test == 1, corr.String, company.String
-	e.AccountID = account.String
+	e.Livemode, e.Test, e.CorrelationID = livemode == 1, test == 1, corr.String
 	e.Object, e.Created, e.ErasedAt = []byte(object), fromMS(created), fromMS(erased)
 	if e.Erased() {
 		e.Object = nil
@@ -38,7 +38,7 @@ func scanEvent(r scanner) (*webhooks.Event, error) {
 }
 
 func findEvent(ctx context.Context, q querier, id string) (*webhooks.Event, error) {
-	e, err := scanEvent(q.QueryRowContext(ctx, `SELECT `+eventReadCols+` FROM events e WHERE id = ?`, id))
+	e, err := scanEvent(q.QueryRowContext(ctx, `SELECT `+eventReadCols+` FROM events e WHERE id = ?`, dbID(id)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("event")
 	}
@@ -54,11 +54,11 @@ func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, erro
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
 	q := listQuery{table: "events e", cols: eventReadCols, where: []string{"test = 0"}}
 	if f.CompanyID != "" {
-		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, f.CompanyID)
+		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, dbID(f.CompanyID))
 	} else {
 		// The account's log leaves out the operational events about its
 		// endpoints: they are the platform's (the index says so too).
-		q.where, q.args = append(q.where, "account_id = ?", "operational = 0"), append(q.args, f.AccountID)
+		q.where, q.args = append(q.where, "account_id = ?", "operational = 0"), append(q.args, dbID(f.AccountID))
 	}
 	if f.Type != "" {
 		q.where, q.args = append(q.where, "type = ?"), append(q.args, f.Type)
@@ -89,8 +89,8 @@ func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
 const eventInsertCols = eventCols + `, operational, traceparent`
 
 func eventArgs(ev *webhooks.Event) []any {
-	return []any{ev.ID, ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
-		nullString(ev.AccountID), nullString(ev.CompanyID), string(ev.Object), ms(ev.Created), nullString(ev.OrderingKey),
+	return []any{dbID(ev.ID), ev.Type, ev.APIVersion, boolInt(ev.Livemode), boolInt(ev.Test), nullString(ev.CorrelationID),
+		nullID(ev.AccountID), nullID(ev.CompanyID), string(ev.Object), ms(ev.Created), nullString(ev.OrderingKey),
 		boolInt(ev.IsOperational()), nullString(ev.Traceparent)}
 }
 

@@ -16,12 +16,12 @@ import (
 
 // UpdateAccount implements driver.Tx.
 func (t *txn) UpdateAccount(ctx context.Context, a *webhooks.Account) error {
-	return t.updated(t.ExecContext(ctx, `UPDATE accounts SET name = ? WHERE id = ? AND deleted IS NULL`, a.Name, a.ID))("account")
+	return t.updated(t.ExecContext(ctx, `UPDATE accounts SET name = ? WHERE id = ? AND deleted IS NULL`, a.Name, dbID(a.ID)))("account")
 }
 
 // UpdateCompany implements driver.Tx.
 func (t *txn) UpdateCompany(ctx context.Context, c *webhooks.Company) error {
-	return t.updated(t.ExecContext(ctx, `UPDATE companies SET name = ? WHERE id = ? AND deleted IS NULL`, c.Name, c.ID))("company")
+	return t.updated(t.ExecContext(ctx, `UPDATE companies SET name = ? WHERE id = ? AND deleted IS NULL`, c.Name, dbID(c.ID)))("company")
 }
 
 // updated turns an UPDATE of one row that changed none into ENOTFOUND.
@@ -45,29 +45,29 @@ func (t *txn) LockAccount(ctx context.Context, id string) (*webhooks.Account, er
 
 // AccountCompanies implements driver.Tx.
 func (t *txn) AccountCompanies(ctx context.Context, accountID string) ([]*webhooks.Company, error) {
-	return queryAll(ctx, t, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? AND deleted IS NULL ORDER BY created, id`, accountID)
+	return queryAll(ctx, t, scanCompany, `SELECT `+companyCols+` FROM companies WHERE account_id = ? AND deleted IS NULL ORDER BY created, id`, dbID(accountID))
 }
 
 // HasManagedAccounts implements driver.Tx.
 func (t *txn) HasManagedAccounts(ctx context.Context, accountID string) (bool, error) {
 	var n int
-	err := t.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM accounts WHERE provisioned_by = ? AND deleted IS NULL LIMIT 1)`, accountID).Scan(&n)
+	err := t.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM accounts WHERE provisioned_by = ? AND deleted IS NULL LIMIT 1)`, dbID(accountID)).Scan(&n)
 	return n > 0, err
 }
 
 // DeleteCompany implements driver.Tx. The NIF is replaced by the
-// company's id, which no NIF can equal, so that the unique index frees
-// the NIF and still holds.
+// company's id (its text), which no NIF can equal, so that the unique
+// index frees the NIF and still holds.
 func (t *txn) DeleteCompany(ctx context.Context, id string, now time.Time) error {
-	return t.updated(t.ExecContext(ctx, `UPDATE companies SET deleted = ?, name = '', nif = id WHERE id = ? AND deleted IS NULL`, ms(now), id))("company")
+	return t.updated(t.ExecContext(ctx, `UPDATE companies SET deleted = ?, name = '', nif = ? WHERE id = ? AND deleted IS NULL`, ms(now), id, dbID(id)))("company")
 }
 
 // DeleteAccount implements driver.Tx.
 func (t *txn) DeleteAccount(ctx context.Context, id string, now time.Time) error {
-	if err := t.updated(t.ExecContext(ctx, `UPDATE accounts SET deleted = ?, name = '' WHERE id = ? AND deleted IS NULL`, ms(now), id))("account"); err != nil {
+	if err := t.updated(t.ExecContext(ctx, `UPDATE accounts SET deleted = ?, name = '' WHERE id = ? AND deleted IS NULL`, ms(now), dbID(id)))("account"); err != nil {
 		return err
 	}
-	_, err := t.ExecContext(ctx, `DELETE FROM api_keys WHERE account_id = ?`, id)
+	_, err := t.ExecContext(ctx, `DELETE FROM api_keys WHERE account_id = ?`, dbID(id))
 	return err
 }
 
@@ -75,16 +75,15 @@ func (t *txn) DeleteAccount(ctx context.Context, id string, now time.Time) error
 func (s *Store) FindDeletedAccount(ctx context.Context, id string) (*webhooks.Account, error) {
 	var deleted sql.NullInt64
 	var a webhooks.Account
-	var prov sql.NullString
 	var created sql.NullInt64
-	err := s.read.QueryRowContext(ctx, `SELECT id, name, provisioned_by, created, deleted FROM accounts WHERE id = ? AND deleted IS NOT NULL`, id).
-		Scan(&a.ID, &a.Name, &prov, &created, &deleted)
+	err := s.read.QueryRowContext(ctx, `SELECT id, name, provisioned_by, created, deleted FROM accounts WHERE id = ? AND deleted IS NOT NULL`, dbID(id)).
+		Scan((*dbID)(&a.ID), &a.Name, (*dbID)(&a.ProvisionedBy), &created, &deleted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("account")
 	} else if err != nil {
 		return nil, dbError(err)
 	}
-	a.ProvisionedBy, a.Created, a.Deleted = prov.String, fromMS(created), fromMS(deleted)
+	a.Created, a.Deleted = fromMS(created), fromMS(deleted)
 	return &a, nil
 }
 
@@ -108,16 +107,13 @@ func (t *txn) endPendingSet(ctx context.Context, now time.Time, set string, args
 }
 
 // EraseEvents implements driver.Tx.
-func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error {
-	if len(ids) == 0 {
+func (t *txn) EraseEvents(ctx context.Context, eventIDs []string, at time.Time) error {
+	if len(eventIDs) == 0 {
 		return nil
 	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	in := `(` + placeholders(len(ids)) + `)`
-	if err := t.endPendingSet(ctx, at, `event_id IN (`+numbered(4, len(ids))+`)`, args...); err != nil {
+	args := idArgs(eventIDs)
+	in := `(` + placeholders(len(eventIDs)) + `)`
+	if err := t.endPendingSet(ctx, at, `event_id IN (`+numbered(4, len(eventIDs))+`)`, args...); err != nil {
 		return err
 	}
 	for _, q := range []string{
@@ -142,13 +138,13 @@ const erasureEvents = `e.test = 0 AND ((?5 IS NOT NULL AND e.company_id = ?5) OR
 // deliveries (an index holds them), each event read by its key.
 func (t *txn) EndPendingOf(ctx context.Context, endpointID string, e *webhooks.Erasure, now time.Time) error {
 	return t.endPendingSet(ctx, now, `endpoint_id = ?4 AND EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id AND `+erasureEvents+`)`,
-		endpointID, nullString(e.CompanyID), nullString(e.AccountID))
+		dbID(endpointID), nullID(e.CompanyID), nullID(e.AccountID))
 }
 
 // InsertErasure implements driver.Tx.
 func (t *txn) InsertErasure(ctx context.Context, e *webhooks.Erasure) error {
 	_, err := t.ExecContext(ctx, `INSERT INTO erasures (id, company_id, account_id, created) VALUES (?, ?, ?, ?)`,
-		e.ID, nullString(e.CompanyID), nullString(e.AccountID), ms(e.Created))
+		dbID(e.ID), nullID(e.CompanyID), nullID(e.AccountID), ms(e.Created))
 	return err
 }
 
@@ -156,16 +152,15 @@ func (t *txn) InsertErasure(ctx context.Context, e *webhooks.Erasure) error {
 // database: no other can take the job meanwhile.
 func (t *txn) NextErasure(ctx context.Context) (*webhooks.Erasure, error) {
 	var e webhooks.Erasure
-	var company, account sql.NullString
 	var created sql.NullInt64
 	err := t.QueryRowContext(ctx, `SELECT id, company_id, account_id, created FROM erasures ORDER BY created, id LIMIT 1`).
-		Scan(&e.ID, &company, &account, &created)
+		Scan((*dbID)(&e.ID), (*dbID)(&e.CompanyID), (*dbID)(&e.AccountID), &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	} else if err != nil {
 		return nil, err
 	}
-	e.CompanyID, e.AccountID, e.Created = company.String, account.String, fromMS(created)
+	e.Created = fromMS(created)
 	return &e, nil
 }
 
@@ -174,8 +169,8 @@ func (t *txn) NextErasure(ctx context.Context) (*webhooks.Erasure, error) {
 // cursor without reading what earlier chunks erased.
 func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (int, error) {
 	var afterCreated sql.NullInt64
-	var afterID sql.NullString
-	if err := t.QueryRowContext(ctx, `SELECT after_created, after_id FROM erasures WHERE id = ?`, e.ID).Scan(&afterCreated, &afterID); err != nil {
+	var afterID dbID
+	if err := t.QueryRowContext(ctx, `SELECT after_created, after_id FROM erasures WHERE id = ?`, dbID(e.ID)).Scan(&afterCreated, &afterID); err != nil {
 		return 0, fmt.Errorf("erasure %s: %w", e.ID, err)
 	}
 	index, owner := "events_company", "company_id = ?1"
@@ -184,7 +179,7 @@ func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (i
 	}
 	rows, err := t.QueryContext(ctx, `SELECT id, created FROM events INDEXED BY `+index+` WHERE `+owner+` AND test = 0
 		AND (created, id) > (?3, ?4) ORDER BY created, id LIMIT ?5`,
-		nullString(e.CompanyID), nullString(e.AccountID), afterCreated.Int64, afterID.String, limit)
+		nullID(e.CompanyID), nullID(e.AccountID), afterCreated.Int64, afterID, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -192,7 +187,7 @@ func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (i
 	var last int64
 	for rows.Next() {
 		var id string
-		if err := rows.Scan(&id, &last); err != nil {
+		if err := rows.Scan((*dbID)(&id), &last); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -208,13 +203,13 @@ func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (i
 	if err := t.EraseEvents(ctx, ids, e.Created); err != nil {
 		return 0, err
 	}
-	_, err = t.ExecContext(ctx, `UPDATE erasures SET after_created = ?, after_id = ? WHERE id = ?`, last, ids[len(ids)-1], e.ID)
+	_, err = t.ExecContext(ctx, `UPDATE erasures SET after_created = ?, after_id = ? WHERE id = ?`, last, dbID(ids[len(ids)-1]), dbID(e.ID))
 	return len(ids), err
 }
 
 // DeleteErasure implements driver.Tx.
 func (t *txn) DeleteErasure(ctx context.Context, id string) error {
-	_, err := t.ExecContext(ctx, `DELETE FROM erasures WHERE id = ?`, id)
+	_, err := t.ExecContext(ctx, `DELETE FROM erasures WHERE id = ?`, dbID(id))
 	return err
 }
 

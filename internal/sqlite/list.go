@@ -46,14 +46,14 @@ func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, 
 		}
 		var created int64
 		err := db.QueryRowContext(ctx, `SELECT created FROM `+q.table+` WHERE `+strings.Join(append([]string{"id = ?"}, cw...), " AND "),
-			append([]any{p.StartingAfter}, ca...)...).Scan(&created)
+			append([]any{dbID(p.StartingAfter)}, ca...)...).Scan(&created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, webhooks.Errorf(webhooks.EINVALID, "starting_after %s is not an item of this list.", p.StartingAfter)
 		} else if err != nil {
 			return nil, err
 		}
 		where = append(where, "(created, id) < (?, ?)")
-		args = append(args, created, p.StartingAfter)
+		args = append(args, created, dbID(p.StartingAfter))
 	}
 	args = append(args, p.Limit+1)
 	items, err := queryAll(ctx, db, scan, `SELECT `+q.cols+` FROM `+q.table+` WHERE `+strings.Join(where, " AND ")+

@@ -42,7 +42,7 @@ func (s *Store) QueueStats(ctx context.Context, now time.Time) (webhooks.QueueSt
 func (s *Store) Backlogs(ctx context.Context, now, cutoff time.Time) ([]webhooks.Backlog, []string, error) {
 	alerted, err := queryAll(ctx, s.read, func(r scanner) (string, error) {
 		var id string
-		return id, r.Scan(&id)
+		return id, r.Scan((*dbID)(&id))
 	}, `SELECT id FROM endpoints INDEXED BY endpoints_backlogged WHERE backlogged_since IS NOT NULL AND deleted IS NULL`)
 	if err != nil {
 		return nil, nil, dbError(err)
@@ -50,13 +50,13 @@ func (s *Store) Backlogs(ctx context.Context, now, cutoff time.Time) ([]webhooks
 	backlogs, err := queryAll(ctx, s.read, func(r scanner) (webhooks.Backlog, error) {
 		var b webhooks.Backlog
 		var oldest sql.NullInt64
-		err := r.Scan(&b.EndpointID, &oldest, &b.Due)
+		err := r.Scan((*dbID)(&b.EndpointID), &oldest, &b.Due)
 		b.OldestDue = fromMS(oldest)
 		return b, err
 	}, `SELECT endpoint_id, min(t), count(*) FROM (
 			SELECT endpoint_id, due_since AS t `+qBacklog+` UNION ALL SELECT endpoint_id, lease_expires `+qLapsedDue+`)
-		GROUP BY endpoint_id HAVING min(t) <= ?2 OR endpoint_id IN (SELECT value FROM json_each(?3))`,
-		ms(now), ms(cutoff), jsonText(append([]string{}, alerted...)))
+		GROUP BY endpoint_id HAVING min(t) <= ?2 OR endpoint_id IN (`+numbered(3, len(alerted))+`)`,
+		append([]any{ms(now), ms(cutoff)}, idArgs(alerted)...)...)
 	return backlogs, alerted, dbError(err)
 }
 
@@ -66,7 +66,7 @@ func (s *Store) Backlog(ctx context.Context, endpointID string, now time.Time) (
 	var oldest sql.NullInt64
 	err := s.read.QueryRowContext(ctx, `SELECT min(t), count(*) FROM (
 			SELECT due_since AS t `+qBacklog+` AND endpoint_id = ?2
-			UNION ALL SELECT lease_expires `+qLapsedDue+` AND endpoint_id = ?2)`, ms(now), endpointID).Scan(&oldest, &b.Due)
+			UNION ALL SELECT lease_expires `+qLapsedDue+` AND endpoint_id = ?2)`, ms(now), dbID(endpointID)).Scan(&oldest, &b.Due)
 	b.OldestDue = fromMS(oldest)
 	return b, dbError(err)
 }
@@ -119,7 +119,7 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 		}
 		var ids []any
 		for rows.Next() {
-			var id string
+			var id dbID
 			if err := rows.Scan(&id); err != nil {
 				rows.Close()
 				return err

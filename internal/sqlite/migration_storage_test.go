@@ -94,7 +94,9 @@ func TestMigrate_Storage(t *testing.T) {
 	storetest.CheckBodiesUpgrade(t, s, storetest.BodiesUpgrade{
 		Ep3: ep3, Event: event, Erased: erased, D1: d1, D2: d2, D3: d3, Replay: replay, D5: d5,
 		Latest: latest, Older: older, Object: `{"total":"1.00"}`, Now: time.UnixMilli(now),
-	}, func(eventID string) int { return count(`SELECT count(*) FROM bodies WHERE event_id = ?`, eventID) })
+	}, func(eventID string) int {
+		return count(`SELECT count(*) FROM bodies WHERE event_id = ?`, dbID(eventID))
+	})
 	if n := count(`SELECT count(*) FROM pragma_foreign_key_check`); n != 0 {
 		t.Errorf("%d rows whose foreign key refers to nothing", n)
 	}

@@ -15,7 +15,7 @@ func (t *txn) InsertOutbox(ctx context.Context, entries []*webhooks.OutboxEntry)
 			return err
 		}
 		if _, err := t.ExecContext(ctx, `INSERT INTO outbox (id, kind, endpoint_id, entry, created) VALUES (?, ?, ?, ?, ?)`,
-			e.ID, e.Kind, e.EndpointID, string(b), ms(e.At)); err != nil {
+			dbID(e.ID), e.Kind, dbID(e.EndpointID), string(b), ms(e.At)); err != nil {
 			return err
 		}
 	}
@@ -37,7 +37,7 @@ func (t *txn) Outbox(ctx context.Context, limit int) ([]*webhooks.OutboxEntry, e
 // DeleteOutbox implements driver.Tx.
 func (t *txn) DeleteOutbox(ctx context.Context, ids []string) error {
 	for _, id := range ids {
-		if _, err := t.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, id); err != nil {
+		if _, err := t.ExecContext(ctx, `DELETE FROM outbox WHERE id = ?`, dbID(id)); err != nil {
 			return err
 		}
 	}

@@ -39,7 +39,7 @@ func (t *txn) Begin(ctx context.Context, r driver.GroupReads) (*driver.GroupFact
 		k := &driver.StoredKey{IdempotencyKey: webhooks.IdempotencyKey{Key: key}}
 		var created int64
 		err := t.QueryRowContext(ctx, `SELECT request_hash, event_id, created FROM idempotency_keys WHERE key = ?`, key).
-			Scan(&k.RequestHash, &k.EventID, &created)
+			Scan(&k.RequestHash, (*dbID)(&k.EventID), &created)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {
@@ -69,7 +69,7 @@ func (t *txn) ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*web
 		o := &webhooks.Owners{}
 		account := k.Account
 		if k.Company != "" {
-			err := t.QueryRowContext(ctx, qOwnerAccount, k.Company).Scan(&o.CompanyAccount)
+			err := t.QueryRowContext(ctx, qOwnerAccount, dbID(k.Company)).Scan((*dbID)(&o.CompanyAccount))
 			if err != nil && !errors.Is(err, sql.ErrNoRows) {
 				return nil, err
 			}
@@ -77,8 +77,8 @@ func (t *txn) ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*web
 				account = o.CompanyAccount
 			}
 		}
-		var manager sql.NullString
-		err := t.QueryRowContext(ctx, qAccountManager, account).Scan(&manager)
+		var manager dbID
+		err := t.QueryRowContext(ctx, qAccountManager, dbID(account)).Scan(&manager)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			out[i] = o // no such account: no endpoints either
@@ -86,18 +86,18 @@ func (t *txn) ReadOwners(ctx context.Context, keys []webhooks.OwnersKey) ([]*web
 		case err != nil:
 			return nil, err
 		}
-		o.Account, o.Manager = account, manager.String
+		o.Account, o.Manager = account, string(manager)
 		var eps []*webhooks.Endpoint
 		if k.Operational {
 			eps, err = queryAll(ctx, t, scanEndpoint, qPlatformEndpoints)
 		} else {
 			if owner := k.RoutesOwner(); owner != "" && o.CompanyAccount != "" {
-				if eps, err = queryAll(ctx, t, scanEndpoint, qCompanyEndpoints, owner); err != nil {
+				if eps, err = queryAll(ctx, t, scanEndpoint, qCompanyEndpoints, dbID(owner)); err != nil {
 					return nil, err
 				}
 			}
 			var more []*webhooks.Endpoint
-			more, err = queryAll(ctx, t, scanEndpoint, qAccountEndpoints, o.Account, nullString(o.Manager))
+			more, err = queryAll(ctx, t, scanEndpoint, qAccountEndpoints, dbID(o.Account), nullID(o.Manager))
 			eps = append(eps, more...)
 		}
 		if err != nil {
@@ -127,7 +127,7 @@ func (t *txn) writeGroup(ctx context.Context, w *driver.GroupWrites) (*driver.Gr
 			// An expired key is forgotten: the new event takes it over.
 			if _, err := t.ExecContext(ctx, `INSERT INTO idempotency_keys (key, request_hash, event_id, created) VALUES (?, ?, ?, ?)
 				ON CONFLICT (key) DO UPDATE SET request_hash = excluded.request_hash, event_id = excluded.event_id, created = excluded.created`,
-				k.Key, k.RequestHash, ev.ID, ms(k.Created)); err != nil {
+				k.Key, k.RequestHash, dbID(ev.ID), ms(k.Created)); err != nil {
 				return nil, err
 			}
 		}

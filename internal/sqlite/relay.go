@@ -19,12 +19,12 @@ func (s *Store) ConnectRelay(ctx context.Context, endpointID, session string, ex
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE relay_requests SET answer = ?
 			WHERE endpoint_id = ? AND session_id IS NOT NULL AND session_id <> ? AND answer IS NULL`,
-			jsonText(lost), endpointID, session); err != nil {
+			jsonText(lost), dbID(endpointID), session); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO relay_sessions (endpoint_id, session_id, expires) VALUES (?, ?, ?)
 			ON CONFLICT (endpoint_id) DO UPDATE SET session_id = excluded.session_id, expires = excluded.expires`,
-			endpointID, session, ms(expires))
+			dbID(endpointID), session, ms(expires))
 		return err
 	})
 }
@@ -34,7 +34,7 @@ func (s *Store) RenewRelay(ctx context.Context, endpointID, session string, expi
 	var held bool
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE relay_sessions SET expires = ? WHERE endpoint_id = ? AND session_id = ?`,
-			ms(expires), endpointID, session)
+			ms(expires), dbID(endpointID), session)
 		if err != nil {
 			return err
 		}
@@ -48,11 +48,11 @@ func (s *Store) RenewRelay(ctx context.Context, endpointID, session string, expi
 // DisconnectRelay implements driver.Relay.
 func (s *Store) DisconnectRelay(ctx context.Context, endpointID, session string, lost webhooks.RelayAnswer) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM relay_sessions WHERE endpoint_id = ? AND session_id = ?`, endpointID, session); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM relay_sessions WHERE endpoint_id = ? AND session_id = ?`, dbID(endpointID), session); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE relay_requests SET answer = ? WHERE endpoint_id = ? AND session_id = ? AND answer IS NULL`,
-			jsonText(lost), endpointID, session)
+			jsonText(lost), dbID(endpointID), session)
 		return err
 	})
 }
@@ -61,7 +61,7 @@ func (s *Store) DisconnectRelay(ctx context.Context, endpointID, session string,
 func (s *Store) RelaySession(ctx context.Context, endpointID string, now time.Time) (string, error) {
 	var session string
 	err := s.read.QueryRowContext(ctx, `SELECT session_id FROM relay_sessions WHERE endpoint_id = ? AND expires > ?`,
-		endpointID, ms(now)).Scan(&session)
+		dbID(endpointID), ms(now)).Scan(&session)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -72,7 +72,7 @@ func (s *Store) RelaySession(ctx context.Context, endpointID string, now time.Ti
 func (s *Store) PutRelayRequest(ctx context.Context, r *webhooks.RelayRequest) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO relay_requests (id, endpoint_id, delivery_id, header, body, created) VALUES (?, ?, ?, ?, ?, ?)`,
-			r.ID, r.EndpointID, r.DeliveryID, jsonText(r.Header), r.Body, ms(r.Created))
+			dbID(r.ID), dbID(r.EndpointID), dbID(r.DeliveryID), jsonText(r.Header), r.Body, ms(r.Created))
 		return err
 	})
 }
@@ -83,18 +83,18 @@ func (s *Store) TakeRelayRequests(ctx context.Context, endpointID, session strin
 	// pool tells, without taking the one write connection.
 	var some bool
 	if err := s.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM relay_requests WHERE endpoint_id = ? AND (session_id IS NULL OR created <= ?))`,
-		endpointID, ms(since)).Scan(&some); err != nil || !some {
+		dbID(endpointID), ms(since)).Scan(&some); err != nil || !some {
 		return nil, dbError(err)
 	}
 	var out []*webhooks.RelayRequest
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
 		out = nil
-		if _, err := tx.ExecContext(ctx, `DELETE FROM relay_requests WHERE endpoint_id = ? AND created <= ?`, endpointID, ms(since)); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM relay_requests WHERE endpoint_id = ? AND created <= ?`, dbID(endpointID), ms(since)); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `UPDATE relay_requests SET session_id = ?
 			WHERE id IN (SELECT id FROM relay_requests WHERE endpoint_id = ? AND session_id IS NULL AND answer IS NULL ORDER BY created, id LIMIT ?)
-			RETURNING id, endpoint_id, delivery_id, header, body, created`, session, endpointID, limit)
+			RETURNING id, endpoint_id, delivery_id, header, body, created`, session, dbID(endpointID), limit)
 		if err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func (s *Store) TakeRelayRequests(ctx context.Context, endpointID, session strin
 			r := &webhooks.RelayRequest{}
 			var header string
 			var created sql.NullInt64
-			if err := rows.Scan(&r.ID, &r.EndpointID, &r.DeliveryID, &header, &r.Body, &created); err != nil {
+			if err := rows.Scan((*dbID)(&r.ID), (*dbID)(&r.EndpointID), (*dbID)(&r.DeliveryID), &header, &r.Body, &created); err != nil {
 				return err
 			}
 			if err := json.Unmarshal([]byte(header), &r.Header); err != nil {
@@ -123,7 +123,7 @@ func (s *Store) AnswerRelayRequest(ctx context.Context, endpointID, id string, a
 	var stored bool
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
 		res, err := tx.ExecContext(ctx, `UPDATE relay_requests SET answer = ? WHERE id = ? AND endpoint_id = ? AND answer IS NULL`,
-			jsonText(a), id, endpointID)
+			jsonText(a), dbID(id), dbID(endpointID))
 		if err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (s *Store) AnswerRelayRequest(ctx context.Context, endpointID, id string, a
 // RelayAnswer implements driver.Relay.
 func (s *Store) RelayAnswer(ctx context.Context, id string) (*webhooks.RelayAnswer, error) {
 	var answer sql.NullString
-	err := s.read.QueryRowContext(ctx, `SELECT answer FROM relay_requests WHERE id = ?`, id).Scan(&answer)
+	err := s.read.QueryRowContext(ctx, `SELECT answer FROM relay_requests WHERE id = ?`, dbID(id)).Scan(&answer)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && !answer.Valid) {
 		return nil, nil
 	}
@@ -154,7 +154,7 @@ func (s *Store) RelayAnswer(ctx context.Context, id string) (*webhooks.RelayAnsw
 // DeleteRelayRequest implements driver.Relay.
 func (s *Store) DeleteRelayRequest(ctx context.Context, id string) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM relay_requests WHERE id = ?`, id)
+		_, err := tx.ExecContext(ctx, `DELETE FROM relay_requests WHERE id = ?`, dbID(id))
 		return err
 	})
 }

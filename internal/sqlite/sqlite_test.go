@@ -18,6 +18,7 @@ func TestStore(t *testing.T) {
 			t.Fatalf("sqlite.Open: %v", err)
 		}
 		t.Cleanup(func() {
+			sqlite.CheckBinaryIDs(t, s)
 			if err := s.Close(); err != nil {
 				t.Errorf("Close: %v", err)
 			}
