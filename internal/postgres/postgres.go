@@ -209,6 +209,7 @@ func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error
 		if done {
 			return nil
 		}
+		defer migrate.LogSlow(s.log, "postgres", name)()
 		// Without arguments pgx uses the simple protocol, which runs a
 		// file of several statements.
 		if _, err := tx.Exec(ctx, string(body)); err != nil {

@@ -14,6 +14,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -210,6 +211,7 @@ func (s *Store) migrateFile(ctx context.Context, name string, body []byte) error
 	if n > 0 {
 		return nil
 	}
+	defer migrate.LogSlow(slog.Default(), "sqlite", name)()
 	if _, err := tx.ExecContext(ctx, string(body)); err != nil {
 		return err
 	}
