@@ -31,13 +31,13 @@ func seedBacklog(b *testing.B, s *Store, endpoints, n int) {
 			RETURNING id
 		)
 		, d AS (
-			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, body, created, updated)
+			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, created, updated)
 			SELECT gen_random_uuid(), ($5::uuid[])[1 + rn % cardinality($5::uuid[])], id, 'invoice.sent', 'pending', 0,
-				$3::timestamptz + rn * interval '1 millisecond', false, '{}'::bytea, $3, $3
+				$3::timestamptz + rn * interval '1 millisecond', false, $3, $3
 			FROM (SELECT id, row_number() OVER () AS rn FROM ev) e
-			RETURNING id, endpoint_id, next_attempt_at
+			RETURNING id, endpoint_id, next_attempt_at, created
 		)
-		INSERT INTO queue (delivery_id, endpoint_id, due) SELECT id, endpoint_id, next_attempt_at FROM d`,
+		INSERT INTO queue (delivery_id, endpoint_id, due, created) SELECT id, endpoint_id, next_attempt_at, created FROM d`,
 		a.ID, c.ID, t0, n, eps)
 	if err != nil {
 		b.Fatal(err)

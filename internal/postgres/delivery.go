@@ -49,10 +49,29 @@ const bodiesCTE = `given AS (
 const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
 	next_attempt_at, last_response_status, manual, body_n, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
 
-// qNotDelivered is the condition of the partial index
-// deliveries_endpoint_status, which a query states in these words: a
-// generic plan cannot infer it from "status = $1".
-const qNotDelivered = `status <> 'delivered'`
+// qPendingDeliveries are the pending deliveries, as a table with the
+// deliveries' columns (a query on it names them as on deliveries): read
+// through the queue, which holds a row for each (and for a delivery that
+// ended during an attempt whose claim still records, which the status
+// leaves out). Its created and id are the queue row's, which are the
+// delivery's, so that its index queue_endpoint serves "endpoint_id = $1
+// ORDER BY created DESC, id DESC". No index of deliveries holds the
+// status (migration 0018): a record that changes it is a HOT update.
+const qPendingDeliveries = `(SELECT q.delivery_id AS id, q.endpoint_id, d.event_id, d.event_type, d.relationship, d.replay_of,
+	d.status, d.reason, d.attempt_count, d.next_attempt_at, d.last_response_status, d.manual, d.body_n, q.created, d.updated,
+	d.schedule_factor, d.rehearsal, d.ordering_key, d.waiting_for
+	FROM queue q JOIN deliveries d ON d.id = q.delivery_id WHERE d.status = 'pending') deliveries`
+
+// failedOnly reports whether every status of statuses is a failed one,
+// which the failed_status column holds (and the index deliveries_failed).
+func failedOnly(statuses []string) bool {
+	for _, st := range statuses {
+		if st != webhooks.DeliveryFailed && st != webhooks.DeliveryFailedPermanently {
+			return false
+		}
+	}
+	return true
+}
 
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
@@ -110,7 +129,8 @@ func insertDeliveries(ctx context.Context, tx pgx.Tx, ds []*webhooks.Delivery) (
 // inserted. The pending ones leases holds are inserted claimed with their
 // lease.
 //
-// A pending delivery enters the work queue with its row. It does not join
+// A pending delivery enters the work queue with its row, with its created
+// and ordering key (see qPendingDeliveries and queueTails). It does not join
 // its endpoint's queue of parked deliveries at once: probing the queue's
 // partial index, full of dead entries under the queue's churn until a
 // vacuum, cost more than the claim that parks it later.
@@ -169,10 +189,10 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 				attempt_count, next_attempt_at, last_response_status, manual, body_k, created, updated, schedule_factor, rehearsal,
 				ordering_key, waiting_for)
 			ON CONFLICT (event_id, endpoint_id, (CASE WHEN replay_of IS NULL THEN true END)) DO NOTHING
-			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for
+			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for, created, ordering_key
 		), queued AS (
-			INSERT INTO queue (delivery_id, endpoint_id, due, since, lease_token, lease_expires, waiting)
-			SELECT i.id, i.endpoint_id, i.next_attempt_at, i.next_attempt_at, l.token, l.until, i.waiting_for IS NOT NULL FROM ins i
+			INSERT INTO queue (delivery_id, endpoint_id, due, since, lease_token, lease_expires, waiting, created, ordering_key)
+			SELECT i.id, i.endpoint_id, i.next_attempt_at, i.next_attempt_at, l.token, l.until, i.waiting_for IS NOT NULL, i.created, i.ordering_key FROM ins i
 			JOIN unnest($1::uuid[], $17::text[], $18::timestamptz[]) AS l(id, token, until) ON l.id = i.id
 			WHERE i.status = 'pending'
 		)
@@ -284,11 +304,19 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	q := listQuery{table: "deliveries", cols: deliveryCols}
 	q.whereID("endpoint_id", f.EndpointID)
 	q.scoped()
-	if f.Status != "" {
+	switch f.Status {
+	case "":
+	case webhooks.DeliveryPending:
+		// The cursor's delivery may have ended since: it is looked up in
+		// deliveries.
+		q.cursorTable, q.table = q.table, qPendingDeliveries
+	case webhooks.DeliveryDelivered:
+		// Nearly every delivery: the endpoint's history, filtered.
 		q.where("status = $%d", f.Status)
-		if f.Status != webhooks.DeliveryDelivered {
-			q.whereLiteral(qNotDelivered)
-		}
+	default:
+		// The failed states by their index; a status no delivery has
+		// matches no row of it.
+		q.where("failed_status = $%d", f.Status)
 	}
 	if f.EventID != "" {
 		q.whereID("event_id", f.EventID)
@@ -296,23 +324,25 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	return read(list(ctx, s.pool, q, p, scanDelivery))
 }
 
-// CountDeliveries implements driver.Store. Listing every state lets the
-// endpoint's status index answer alone, without reading the deliveries;
-// the retrying ones are read through it too (pending, then the rule).
+// CountDeliveries implements driver.Store. Every state is counted through
+// the endpoint's index, each row's state read from the row (no index holds
+// it: see qPendingDeliveries); the retrying ones, pending, through the
+// queue.
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, f driver.CountFilter) ([]webhooks.DeliveryCount, error) {
 	if f == driver.CountRetrying {
-		return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = 'pending' AND `+qRetrying)
+		return s.countDeliveries(ctx, qPendingDeliveries, endpointIDs, since, bucket, qRetrying)
 	}
-	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = ANY ($4::text[])`, webhooks.DeliveryStatuses)
+	return s.countDeliveries(ctx, "deliveries", endpointIDs, since, bucket, `status = ANY ($4::text[])`, webhooks.DeliveryStatuses)
 }
 
 // qRetrying is webhooks.Delivery.Retrying's rule for a pending delivery.
 const qRetrying = `attempt_count > 0 AND NOT manual`
 
-// countDeliveries counts the endpoints' deliveries created at or after
-// since that meet cond, whose args are $4 on, by endpoint, bucket of time
-// (bucket 0 starts at since) and state.
-func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, cond string, condArgs ...any) ([]webhooks.DeliveryCount, error) {
+// countDeliveries counts the endpoints' deliveries of table (deliveries,
+// or qPendingDeliveries) created at or after since that meet cond, whose
+// args are $4 on, by endpoint, bucket of time (bucket 0 starts at since)
+// and state.
+func (s *Store) countDeliveries(ctx context.Context, table string, endpointIDs []string, since time.Time, bucket time.Duration, cond string, condArgs ...any) ([]webhooks.DeliveryCount, error) {
 	if len(endpointIDs) == 0 {
 		return nil, nil
 	}
@@ -320,7 +350,7 @@ func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since
 		var c webhooks.DeliveryCount
 		err := r.Scan(&c.EndpointID, &c.Bucket, &c.Status, &c.N)
 		return c, err
-	}, `SELECT endpoint_id::text, floor(extract(epoch FROM created - $2) * 1000 / $3)::int, status, count(*)::int FROM deliveries
+	}, `SELECT endpoint_id::text, floor(extract(epoch FROM created - $2) * 1000 / $3)::int, status, count(*)::int FROM `+table+`
 		WHERE endpoint_id = ANY ($1::uuid[]) AND `+cond+` AND created >= $2
 		GROUP BY 1, 2, 3`, append([]any{uuids(endpointIDs), ts(since), bucket.Milliseconds()}, condArgs...)...))
 }
@@ -364,11 +394,12 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 		), u AS (
 			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual, updated = r.updated,
 				ordering_key = r.ordering_key, waiting_for = r.waiting_for
-			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at, d.waiting_for
+			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at, d.waiting_for, d.created, d.ordering_key
 		)
-		INSERT INTO queue (delivery_id, endpoint_id, due, since, waiting) SELECT id, endpoint_id, next_attempt_at, next_attempt_at, waiting_for IS NOT NULL FROM u
+		INSERT INTO queue (delivery_id, endpoint_id, due, since, waiting, created, ordering_key)
+		SELECT id, endpoint_id, next_attempt_at, next_attempt_at, waiting_for IS NOT NULL, created, ordering_key FROM u
 		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, since = excluded.since, waiting = excluded.waiting,
-			parked = false, lease_token = NULL, lease_expires = NULL`,
+			ordering_key = excluded.ordering_key, parked = false, lease_token = NULL, lease_expires = NULL`,
 		uuids(ids), statuses, reasons, next, manual, updated, keys, uuids(waiting))
 	return err
 }
@@ -376,10 +407,15 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 // RecoverCandidates implements driver.Tx. The deliveries are locked in id
 // order, like every multi-row change of deliveries; an attempt recorded
 // meanwhile (a success ends a delivery the disable had failed) takes one
-// out of the set.
+// out of the set. The failed ones (what a recovery sends again) are read
+// through their index, not through the endpoint's whole window.
 func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) ([]webhooks.RecoverCandidate, error) {
 	if !webhooks.ValidID(f.EndpointID) || len(f.Statuses) == 0 {
 		return nil, nil
+	}
+	status := "status"
+	if failedOnly(f.Statuses) {
+		status = "failed_status"
 	}
 	return queryAll(ctx, t, func(r scanner) (webhooks.RecoverCandidate, error) {
 		var s deliveryScan
@@ -391,7 +427,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 	}, `SELECT `+deliveryColsOf("d")+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.status = ANY ($4::text[])
+		WHERE d.endpoint_id = $1 AND d.created >= $2 AND d.created < $3 AND d.`+status+` = ANY ($4::text[])
 		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))
 		ORDER BY d.id

@@ -144,11 +144,14 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 // so that its attempt still records when it ends (see RecordAttempts). The
 // rows are locked in id order, deliveries first, as every statement that
 // changes several deliveries locks them, so that two such statements
-// cannot deadlock.
+// cannot deadlock. The pending ones are found through the queue, which
+// holds a row for each (see qPendingDeliveries); only the deliveries are
+// locked by the first statement.
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
 	var b pgx.Batch
 	b.Queue(`UPDATE deliveries d SET status = $1, reason = $2, next_attempt_at = NULL, manual = false, waiting_for = NULL, updated = $3
-		FROM (SELECT id FROM deliveries WHERE endpoint_id = $4 AND status = 'pending' ORDER BY id FOR UPDATE) l
+		FROM (SELECT p.id FROM queue q JOIN deliveries p ON p.id = q.delivery_id
+			WHERE q.endpoint_id = $4 AND p.status = 'pending' ORDER BY p.id FOR UPDATE OF p) l
 		WHERE d.id = l.id AND d.status = 'pending'`,
 		webhooks.DeliveryFailed, reason, ts(now), endpointID)
 	// A claim committed while these wait for its row is seen by the next

@@ -170,7 +170,8 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 const erasureEvents = `NOT e.test AND (($2::uuid IS NOT NULL AND e.company_id = $2::uuid) OR ($3::uuid IS NOT NULL AND e.account_id = $3::uuid AND NOT e.operational))`
 
 // EndPendingOf implements driver.Tx: through the endpoint's pending
-// deliveries (an index holds them), each event read by its key.
+// deliveries (its queue rows: see qPendingDeliveries), each event read by
+// its key.
 func (t *txn) EndPendingOf(ctx context.Context, endpointID string, e *webhooks.Erasure, now time.Time) error {
 	if !webhooks.ValidID(endpointID) {
 		return nil
@@ -178,7 +179,7 @@ func (t *txn) EndPendingOf(ctx context.Context, endpointID string, e *webhooks.E
 	company, account := optionalID(e.CompanyID), optionalID(e.AccountID)
 	var b pgx.Batch
 	b.Queue(`WITH l AS (
-			SELECT d.id FROM deliveries d WHERE d.endpoint_id = $1 AND d.status = 'pending'
+			SELECT d.id FROM queue q JOIN deliveries d ON d.id = q.delivery_id WHERE q.endpoint_id = $1 AND d.status = 'pending'
 				AND EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND `+erasureEvents+`)
 			ORDER BY d.id FOR UPDATE OF d)
 		UPDATE deliveries d SET status = 'failed', reason = $4, next_attempt_at = NULL, manual = false, waiting_for = NULL, updated = $5

@@ -16,9 +16,13 @@ import (
 // index on (<filter columns>, created, id) serves without sorting.
 type listQuery struct {
 	table string
-	cols  string
-	conds []string
-	args  []any
+	// cursorTable, when set, is where the cursor's item is looked up
+	// (table otherwise): a table with the item's created, which holds it
+	// whatever filters it left since.
+	cursorTable string
+	cols        string
+	conds       []string
+	args        []any
 	// none is set when a filter names an id that cannot exist: the list is
 	// empty without asking the database (which would refuse to parse it).
 	none bool
@@ -39,11 +43,6 @@ func (q *listQuery) scoped() {
 func (q *listQuery) where(format string, arg any) {
 	q.args = append(q.args, arg)
 	q.conds = append(q.conds, fmt.Sprintf(format, len(q.args)))
-}
-
-// whereLiteral adds a condition without arguments.
-func (q *listQuery) whereLiteral(cond string) {
-	q.conds = append(q.conds, cond)
 }
 
 // whereID adds col = id for a uuid column.
@@ -73,7 +72,11 @@ func list[T any](ctx context.Context, db querier, q listQuery, p webhooks.Page, 
 		}
 		var created pgtype.Timestamptz
 		args := append(append([]any(nil), ca...), p.StartingAfter)
-		err := db.QueryRow(ctx, fmt.Sprintf(`SELECT created FROM `+q.table+` WHERE id = $%d`, len(args))+and(cc), args...).Scan(&created)
+		from := q.table
+		if q.cursorTable != "" {
+			from = q.cursorTable
+		}
+		err := db.QueryRow(ctx, fmt.Sprintf(`SELECT created FROM `+from+` WHERE id = $%d`, len(args))+and(cc), args...).Scan(&created)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil, badCursor()
 		} else if err != nil {

@@ -80,12 +80,15 @@ func optionalText(s string) any {
 
 // queueTails queues in b the statements that lock each chain (sorted, so
 // that two transactions take them in one order) and read its last pending
-// delivery into tails.
+// delivery into tails: from the chain's queue rows (queue_chain), which
+// are its pending deliveries (see qPendingDeliveries), not from its whole
+// history, which a chain at rest would have to read through.
 func queueTails(b *pgx.Batch, chains []webhooks.OrderKey, tails map[webhooks.OrderKey]string) {
 	for _, k := range queueChainLocks(b, chains) {
-		b.Queue(`SELECT id FROM deliveries d WHERE endpoint_id = $1 AND ordering_key = $2 AND status = 'pending'
+		b.Queue(`SELECT d.id FROM queue q JOIN deliveries d ON d.id = q.delivery_id
+			WHERE q.endpoint_id = $1 AND q.ordering_key = $2 AND d.status = 'pending'
 			AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.waiting_for = d.id AND n.status = 'pending')
-			ORDER BY created DESC, id DESC LIMIT 1`, k.EndpointID, k.Key).QueryRow(func(row pgx.Row) error {
+			ORDER BY q.created DESC, q.delivery_id DESC LIMIT 1`, k.EndpointID, k.Key).QueryRow(func(row pgx.Row) error {
 			var id string
 			err := row.Scan(&id)
 			if errors.Is(err, pgx.ErrNoRows) {

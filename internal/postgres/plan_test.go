@@ -7,6 +7,8 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/driver"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 // TestStore_HotPathUsesIndexes checks that claiming and recording attempts
@@ -82,4 +84,183 @@ func seqScans(t *testing.T, s *Store, schema string) int64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestStore_ListsUseIndexes: the history's lists, by every status and
+// deep, the counts, a recovery's candidates, a chain's tail and the ends
+// of an endpoint's pending deliveries never read the deliveries or the
+// queue whole, under generic plans (those PostgreSQL keeps for a prepared
+// statement from its sixth run), on tables past the size a whole read
+// would win at. The lists by a status that no index of deliveries holds any longer
+// (migration 0018) are read from their own indexes.
+func TestStore_ListsUseIndexes(t *testing.T) {
+	ctx := t.Context()
+	schema := NewSchema(t)
+	s, err := Open(ctx, testURL()+"&plan_cache_mode=force_generic_plan", WithSearchPath(schema), WithMaxConns(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	st := storetest.Stack(t, bulkStore{s})
+	f := storetest.LoadLists(t, st, 20_000)
+	// Pending deliveries of the endpoint, one of them retrying, and a
+	// chain of an ordered endpoint of the company.
+	ordered := storetest.NewCompanyEndpoint(f.Company.ID, "invoice.*")
+	ordered.Ordered = true
+	ordered = storetest.MustCreateEndpoint(t, st, ordered)
+	later := t0.Add(24 * time.Hour)
+	var pending []*webhooks.Delivery
+	var chain []*webhooks.Delivery
+	for i := range 5 {
+		ev := storetest.NewEvent(t, "invoice.sent", f.Company.ID, later.Add(time.Duration(i)*time.Second))
+		ev.OrderingKey = "inv_1"
+		for _, d := range storetest.MustRegisterEvent(t, st, ev) {
+			if d.EndpointID == ordered.ID {
+				chain = append(chain, d)
+			} else {
+				pending = append(pending, d)
+			}
+		}
+	}
+	for i, d := range chain[1:] {
+		if d.WaitingFor != chain[i].ID {
+			t.Errorf("chain delivery %d waits for %q, want the one before it, %s", i+1, d.WaitingFor, chain[i].ID)
+		}
+	}
+	storetest.MustAttempt(t, st, pending[0].ID, later.Add(time.Minute), 503, webhooks.Transition{Status: webhooks.DeliveryPending, NextAttemptAt: later.Add(time.Hour)})
+	// A backlog on another endpoint, due in a year, some of it in chains:
+	// a queue past the size a whole read of it would win at.
+	if _, err := s.pool.Exec(ctx, `WITH d AS (
+			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, created, updated, ordering_key)
+			SELECT gen_random_uuid(), gen_random_uuid(), e.id, e.type, 'pending', 0, $1, false, e.created, e.created,
+				CASE WHEN n % 10 = 0 THEN 'k' || n % 100 END
+			FROM (SELECT id, type, created, row_number() OVER (ORDER BY id) AS n FROM events LIMIT 5000) e
+			RETURNING id, endpoint_id, next_attempt_at, created, ordering_key)
+		INSERT INTO queue (delivery_id, endpoint_id, due, since, created, ordering_key)
+		SELECT id, endpoint_id, next_attempt_at, next_attempt_at, created, ordering_key FROM d`, later.AddDate(1, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+
+	page := func(after string) webhooks.Page { return webhooks.Page{Limit: 20, StartingAfter: after} }
+	list := func(name string, fl webhooks.DeliveryFilter, p webhooks.Page, want int) {
+		t.Helper()
+		l, err := s.ListDeliveries(ctx, fl, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(l.Data) != want {
+			t.Errorf("%s: got %d deliveries, want %d", name, len(l.Data), want)
+		}
+		for _, d := range l.Data {
+			if fl.Status != "" && d.Status != fl.Status {
+				t.Errorf("%s: listed a delivery %s", name, d.Status)
+			}
+		}
+	}
+	ep := f.Endpoint.ID
+	rare := f.Events[f.Rare[2]]
+	deep := firstOf(t, s, ep, f.Events[100])
+	failedDeep := firstOf(t, s, ep, rare)
+	before := scans(t, s, schema)
+	// One more of the chain: its registration reads the chain's tail.
+	ev := storetest.NewEvent(t, "invoice.sent", f.Company.ID, later.Add(time.Minute))
+	ev.OrderingKey = "inv_1"
+	if d := storetest.MustRegisterOne(t, st, ev, ordered.ID); d.WaitingFor != chain[len(chain)-1].ID {
+		t.Errorf("the chain's new delivery waits for %q, want its tail, %s", d.WaitingFor, chain[len(chain)-1].ID)
+	}
+	list("all", webhooks.DeliveryFilter{EndpointID: ep}, page(""), 20)
+	list("all, deep", webhooks.DeliveryFilter{EndpointID: ep}, page(deep), 20)
+	list("event", webhooks.DeliveryFilter{EndpointID: ep, EventID: f.Events[50]}, page(""), 1)
+	list("pending", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryPending}, page(""), 6)
+	list("pending, deep", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryPending}, page(pending[3].ID), 3)
+	list("pending, event", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryPending, EventID: pending[2].EventID}, page(""), 1)
+	list("delivered", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryDelivered}, page(""), 20)
+	list("delivered, deep", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryDelivered}, page(deep), 20)
+	list("failed_permanently", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryFailedPermanently}, page(""), 20)
+	list("failed_permanently, deep", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryFailedPermanently}, page(failedDeep), 2)
+	list("failed", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryFailed}, page(""), 0)
+	if _, err := s.CountDeliveries(ctx, []string{ep}, later.Add(-time.Hour), time.Hour, driver.CountAll); err != nil {
+		t.Fatal(err)
+	}
+	counts, err := s.CountDeliveries(ctx, []string{ep, ordered.ID}, t0, time.Hour, driver.CountRetrying)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(counts) != 1 || counts[0].EndpointID != ep || counts[0].N != 1 {
+		t.Errorf("retrying: got %+v, want the one retrying delivery", counts)
+	}
+	err = s.InTx(ctx, func(tx driver.Tx) error {
+		cands, err := tx.RecoverCandidates(ctx, webhooks.RecoverFilter{EndpointID: ep, CreatedGTE: t0, CreatedLT: later, Statuses: webhooks.ResendableStatuses})
+		if err != nil {
+			return err
+		}
+		if len(cands) != len(f.Rare) {
+			t.Errorf("recover candidates: got %d, want %d", len(cands), len(f.Rare))
+		}
+		if err := tx.EndPendingOf(ctx, ordered.ID, &webhooks.Erasure{CompanyID: f.Company.ID}, later); err != nil {
+			return err
+		}
+		return tx.EndPending(ctx, ep, webhooks.ReasonEndpointDisabled, later)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := scans(t, s, schema)
+	for _, table := range []string{"deliveries", "queue"} {
+		if n := after[table] - before[table]; n != 0 {
+			t.Errorf("%s was read whole %d times", table, n)
+		}
+	}
+	for _, index := range []string{"deliveries_failed", "queue_endpoint", "queue_chain"} {
+		if after[index] == before[index] {
+			t.Errorf("index %s was not used", index)
+		}
+	}
+	list("pending, after the ends", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryPending}, page(""), 0)
+	list("pending, ordered, after the ends", webhooks.DeliveryFilter{EndpointID: ordered.ID, Status: webhooks.DeliveryPending}, page(""), 0)
+	list("failed, after the ends", webhooks.DeliveryFilter{EndpointID: ep, Status: webhooks.DeliveryFailed}, page(""), 6)
+}
+
+// firstOf returns the endpoint's delivery of the event.
+func firstOf(t *testing.T, s *Store, endpointID, eventID string) string {
+	t.Helper()
+	l, err := s.ListDeliveries(t.Context(), webhooks.DeliveryFilter{EndpointID: endpointID, EventID: eventID}, webhooks.Page{Limit: 1})
+	if err != nil || len(l.Data) != 1 {
+		t.Fatalf("the delivery of event %s: %v", eventID, err)
+	}
+	return l.Data[0].ID
+}
+
+// scans returns how many times the deliveries and the queue of schema
+// were read whole, and each of their indexes scanned, by name, as s's one
+// connection reports it.
+func scans(t *testing.T, s *Store, schema string) map[string]int64 {
+	t.Helper()
+	if _, err := s.pool.Exec(t.Context(), `SELECT pg_stat_force_next_flush()`); err != nil {
+		t.Fatal(err)
+	}
+	conn := connect(t)
+	defer conn.Close(context.Background())
+	rows, err := conn.Query(t.Context(), `SELECT indexrelname, idx_scan FROM pg_stat_user_indexes
+		WHERE schemaname = $1 AND relname IN ('deliveries', 'queue')
+		UNION ALL SELECT relname, seq_scan FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('deliveries', 'queue')`, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = n
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -123,6 +123,10 @@ func Benchmark(b *testing.B, open func(b *testing.B) driver.Driver, rows int) {
 		// A status no delivery has: the worst case of a filter the index
 		// does not serve (every row read).
 		run("ListDeliveries/status_none", 0, deliveries(webhooks.DeliveryFilter{EndpointID: f.Endpoint.ID, Status: webhooks.DeliveryFailed}, page("")))
+		// The pending ones, none in a settled history: a store that finds
+		// them elsewhere than in the history (PostgreSQL: its queue) must
+		// not read the history either.
+		run("ListDeliveries/status_pending", 0, deliveries(webhooks.DeliveryFilter{EndpointID: f.Endpoint.ID, Status: webhooks.DeliveryPending}, page("")))
 		// The common status, which a store may serve by the endpoint's
 		// index rather than by a status index.
 		run("ListDeliveries/status_delivered", 20, deliveries(webhooks.DeliveryFilter{EndpointID: f.Endpoint.ID, Status: webhooks.DeliveryDelivered}, page("")))
