@@ -84,3 +84,30 @@ func Decode(stored []byte) ([]byte, error) {
 	}
 	return body, nil
 }
+
+// Column scans a body in its stored form from a database (a
+// database/sql Scanner, which pgx honours too), NULL as none.
+type Column []byte
+
+// Scan implements sql.Scanner.
+func (c *Column) Scan(src any) error {
+	switch s := src.(type) {
+	case nil:
+		*c = nil
+		return nil
+	case string: // written as text by hand, not by a store
+		*c = []byte(s)
+		return nil
+	case []byte:
+		body, err := Decode(s)
+		// The driver may reuse src's bytes after Scan; a decoded body
+		// is new.
+		if len(body) > 0 && &body[0] == &s[0] {
+			body = bytes.Clone(body)
+		}
+		*c = body
+		return err
+	default:
+		return fmt.Errorf("bodycodec: a body stored as %T", src)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/bodycodec"
 	"github.com/factuarea/webhooks/internal/driver"
 )
 
@@ -27,16 +28,18 @@ func deliveryColsOf(alias string) string {
 }
 
 // bodiesCTE stores the distinct bodies of a batch of deliveries ($22
-// their events, $23 their bytes; the k-th is the deliveries' body_k) and
+// their events, $23 their stored bytes (bodycodec), $24 a replay's bytes
+// as they are, which a body stored before bodycodec equals; the k-th is
+// the deliveries' body_k) and
 // numbers them in "numbered": an event's body with the same bytes keeps
 // its number (a replay's, or a batch's second endpoint of one rendering),
 // another gets the event's next. A body row is never changed: every
 // attempt of a delivery sends the bytes it was created with (SPEC 4).
 const bodiesCTE = `given AS (
 			SELECT g.event_id, g.body, g.k,
-				(SELECT min(b.n) FROM bodies b WHERE b.event_id = g.event_id AND b.body = g.body) AS n,
+				(SELECT min(b.n) FROM bodies b WHERE b.event_id = g.event_id AND (b.body = g.body OR b.body = g.raw)) AS n,
 				(SELECT coalesce(max(b.n), 0) FROM bodies b WHERE b.event_id = g.event_id) AS top
-			FROM unnest($22::uuid[], $23::bytea[]) WITH ORDINALITY AS g(event_id, body, k)
+			FROM unnest($22::uuid[], $23::bytea[], $24::bytea[]) WITH ORDINALITY AS g(event_id, body, raw, k)
 		), numbered AS (
 			SELECT k, event_id, body, n IS NULL AS new,
 				coalesce(n, top + row_number() OVER (PARTITION BY event_id, n IS NULL ORDER BY k))::smallint AS n
@@ -91,7 +94,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &d.Manual, &d.Body, &s.created, &s.updated, &d.ScheduleFactor, &d.Rehearsal, &s.orderingKey, &s.waiting}
+		&s.next, &s.lastStatus, &d.Manual, (*bodycodec.Column)(&d.Body), &s.created, &s.updated, &d.ScheduleFactor, &d.Rehearsal, &s.orderingKey, &s.waiting}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
@@ -156,7 +159,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 	type bodyKey struct{ event, body string }
 	distinct := map[bodyKey]int32{}
 	var bodyEvents []string
-	var bodies [][]byte
+	var bodies, raws [][]byte
 	for i, d := range ds {
 		ids[i], endpoints[i], events[i], types[i], statuses[i] = d.ID, d.EndpointID, d.EventID, d.EventType, d.Status
 		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), d.ReplayOf, textPtr(d.Reason)
@@ -171,7 +174,14 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 			k := bodyKey{d.EventID, string(d.Body)}
 			j, ok := distinct[k]
 			if !ok {
-				bodyEvents, bodies = append(bodyEvents, d.EventID), append(bodies, d.Body)
+				bodyEvents, bodies = append(bodyEvents, d.EventID), append(bodies, bodycodec.Encode(d.Body))
+				// A replay may be of a body stored before bodycodec, as
+				// its bytes: it reuses that row too.
+				var raw []byte
+				if d.ReplayOf != "" {
+					raw = d.Body
+				}
+				raws = append(raws, raw)
 				j = int32(len(bodies))
 				distinct[k] = j
 			}
@@ -198,7 +208,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		)
 		SELECT id FROM ins`,
 		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodyOf, created, updated,
-		factors, tokens, until, rehearsal, orderingKeys, uuids(waiting), uuids(bodyEvents), bodies).
+		factors, tokens, until, rehearsal, orderingKeys, uuids(waiting), uuids(bodyEvents), bodies, raws).
 		Query(func(rows pgx.Rows) error {
 			var id string
 			_, err := pgx.ForEachRow(rows, []any{&id}, func() error {

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	webhooks "github.com/factuarea/webhooks"
-	"github.com/factuarea/webhooks/internal/bodycodec"
 	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -80,7 +79,7 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 		bodyN[i] = sql.NullInt64{Int64: int64(n), Valid: n > 0}
 	}
 	err = insert("bodies", "event_id, n, body", len(bodies), func(i int) []any {
-		return []any{dbID(bodies[i][0].(string)), bodies[i][1], bodycodec.Encode(bodies[i][2].([]byte))}
+		return []any{dbID(bodies[i][0].(string)), bodies[i][1], bodies[i][2]}
 	})
 	if err != nil {
 		return err

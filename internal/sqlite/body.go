@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/factuarea/webhooks/internal/bodycodec"
 )
@@ -38,7 +37,7 @@ func (t *txn) insertBody(ctx context.Context, eventID string, body []byte) (sql.
 		}
 		for rows.Next() {
 			var b storedBody
-			if err := rows.Scan(&b.n, (*bodyColumn)(&b.body)); err != nil {
+			if err := rows.Scan(&b.n, (*bodycodec.Column)(&b.body)); err != nil {
 				rows.Close()
 				return sql.NullInt64{}, err
 			}
@@ -66,30 +65,4 @@ func (t *txn) insertBody(ctx context.Context, eventID string, body []byte) (sql.
 	}
 	t.bodies[eventID] = append(known, storedBody{n: n, body: body})
 	return sql.NullInt64{Int64: n, Valid: true}, nil
-}
-
-// bodyColumn scans a body in its stored form (bodycodec), NULL as none.
-type bodyColumn []byte
-
-// Scan implements sql.Scanner.
-func (b *bodyColumn) Scan(src any) error {
-	switch s := src.(type) {
-	case nil:
-		*b = nil
-		return nil
-	case string: // written as text by hand, not by the store
-		*b = []byte(s)
-		return nil
-	case []byte:
-		body, err := bodycodec.Decode(s)
-		// The driver may reuse src's bytes after Scan; a decoded body
-		// is new.
-		if len(body) > 0 && &body[0] == &s[0] {
-			body = bytes.Clone(body)
-		}
-		*b = body
-		return err
-	default:
-		return fmt.Errorf("sqlite: a body stored as %T", src)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/bodycodec"
 	"github.com/factuarea/webhooks/internal/driver"
 )
 
@@ -49,7 +50,7 @@ type deliveryScan struct {
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{(*dbID)(&d.ID), (*dbID)(&d.EndpointID), (*dbID)(&d.EventID), &d.EventType, &s.rel, (*dbID)(&d.ReplayOf), &d.Status, &s.reason,
-		&d.AttemptCount, &s.next, &s.lastStatus, &s.manual, (*bodyColumn)(&d.Body), &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey,
+		&d.AttemptCount, &s.next, &s.lastStatus, &s.manual, (*bodycodec.Column)(&d.Body), &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey,
 		(*dbID)(&d.WaitingFor)}
 }
 

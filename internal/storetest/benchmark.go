@@ -12,6 +12,7 @@ import (
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
+	"github.com/factuarea/webhooks/internal/bodycodec"
 	"github.com/factuarea/webhooks/internal/driver"
 )
 
@@ -259,7 +260,7 @@ func LoadLists(tb testing.TB, s Store, rows int) *ListFixture {
 // BodyNumbers numbers each event's distinct bodies from 1, as the drivers
 // store them (one row per event and rendering), for the benchmarks that
 // bulk-load a history: n[i] is ds[i]'s number, 0 for a delivery without a
-// body; rows are each body once, (event id, number, bytes), in the order
+// body; rows are each body once, (event id, number, stored bytes: bodycodec), in the order
 // first used.
 func BodyNumbers(ds []*webhooks.Delivery) (n []int, rows [][]any) {
 	type key struct{ event, body string }
@@ -275,7 +276,7 @@ func BodyNumbers(ds []*webhooks.Delivery) (n []int, rows [][]any) {
 			counts[d.EventID]++
 			num = counts[d.EventID]
 			numbers[k] = num
-			rows = append(rows, []any{d.EventID, num, d.Body})
+			rows = append(rows, []any{d.EventID, num, bodycodec.Encode(d.Body)})
 		}
 		n[i] = num
 	}
