@@ -37,7 +37,9 @@ type Store interface {
 	ListEndpoints(ctx context.Context, f webhooks.EndpointFilter, p webhooks.Page) (*webhooks.List[*webhooks.Endpoint], error)
 	// ListEvents lists events newest first.
 	ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error)
-	// ListDeliveries lists an endpoint's deliveries newest first.
+	// ListDeliveries lists an endpoint's deliveries newest first, without
+	// their bodies: a page of them shows states (the API's delivery
+	// object has no body); FindDelivery reads one with it.
 	ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error)
 	// ListAudit lists an account's audit entries newest first; accountID
 	// "" lists the platform's own (SPEC 8: the changes to platform
@@ -108,8 +110,9 @@ const (
 	// CountRetrying counts the deliveries being retried on the schedule:
 	// pending after at least one failed attempt, and not sent by hand (a
 	// manual retry under way is pending, not retrying). The rule is
-	// webhooks.Delivery.Retrying's, in SQL so that the endpoints' status
-	// index answers it without reading the deliveries.
+	// webhooks.Delivery.Retrying's, in SQL so that the store counts them
+	// where it holds the pending deliveries (SQLite: the endpoints'
+	// status index; PostgreSQL: the queue), not in the whole history.
 	CountRetrying
 )
 

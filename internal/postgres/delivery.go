@@ -311,7 +311,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 
 // ListDeliveries implements driver.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
-	q := listQuery{table: "deliveries", cols: deliveryCols}
+	q := listQuery{table: "deliveries", cols: deliveryColsNoBody}
 	q.whereID("endpoint_id", f.EndpointID)
 	q.scoped()
 	switch f.Status {

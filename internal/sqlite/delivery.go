@@ -182,7 +182,7 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 
 // ListDeliveries implements driver.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
-	q := listQuery{table: "deliveries", cols: deliveryCols, where: []string{"endpoint_id = ?"}, args: []any{dbID(f.EndpointID)}}
+	q := listQuery{table: "deliveries", cols: deliveryColsNoBody, where: []string{"endpoint_id = ?"}, args: []any{dbID(f.EndpointID)}}
 	q.scoped()
 	if f.Status != "" {
 		q.where, q.args = append(q.where, "status = ?"), append(q.args, f.Status)

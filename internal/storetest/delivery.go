@@ -107,12 +107,12 @@ func testDeliveries(t *testing.T, open func(t *testing.T) Store) {
 					t.Errorf("%s: got %v, want %v", tc.name, ids, want)
 				}
 			}
-			// Listed deliveries are whole, without their attempts.
+			// Listed deliveries are whole, without their attempts and bodies.
 			got := MustListDeliveries(t, s, webhooks.DeliveryFilter{EndpointID: e.ID, Status: webhooks.DeliveryFailedPermanently})
 			if len(got) == 1 {
 				checkState(t, "listed delivery", got[0], failedPermanently, 1)
-				if got[0].EventID != ds[2].EventID || string(got[0].Body) != string(ds[2].Body) || got[0].LastResponseStatus != 410 {
-					t.Errorf("listed delivery: got event %s status %d body %s, want %s 410 %s", got[0].EventID, got[0].LastResponseStatus, got[0].Body, ds[2].EventID, ds[2].Body)
+				if got[0].EventID != ds[2].EventID || len(got[0].Body) != 0 || got[0].LastResponseStatus != 410 {
+					t.Errorf("listed delivery: got event %s status %d body %q, want %s 410 and no body", got[0].EventID, got[0].LastResponseStatus, got[0].Body, ds[2].EventID)
 				}
 			}
 		})

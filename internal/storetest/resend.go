@@ -442,7 +442,7 @@ func testRecover(t *testing.T, open func(t *testing.T) Store) {
 				if got := deliveryIDs(ds[1:]); !slices.Equal(got, tc.want) {
 					t.Errorf("%s: older deliveries: got %v, want %v", tc.name, got, tc.want)
 				}
-				checkReplay(t, s, ds[0], tc.original, now)
+				checkReplay(t, s, MustFindDelivery(t, s, ds[0].ID), tc.original, now)
 			}
 			n, err = recoverRange(t, s, e.ID, t0, at(5*time.Hour), now)
 			if err != nil || n != 0 {
