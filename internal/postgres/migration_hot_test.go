@@ -8,11 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/driver"
-	"github.com/factuarea/webhooks/internal/migrate"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -156,38 +153,6 @@ func TestMigrate_HotRecords(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(claimed, want) {
 		t.Errorf("claimed after the upgrade: got %v, want %v (the due one, the chain's head and the new event's unordered one)", claimed, want)
-	}
-}
-
-// migrateBefore applies, on conn, the migrations before the one named
-// first (such as "migration/0018") to schema, as a build before it did.
-func migrateBefore(t *testing.T, conn *pgx.Conn, schema, first string) {
-	t.Helper()
-	ctx := t.Context()
-	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	names, err := migrate.Files(migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		if name >= first {
-			break
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

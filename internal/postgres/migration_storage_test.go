@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/factuarea/webhooks/internal/migrate"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -21,31 +20,7 @@ func TestMigrate_Storage(t *testing.T) {
 	schema := NewSchema(t)
 	conn := connect(t)
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	names, err := migrate.Files(migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		if name >= "migration/0016" {
-			break
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migrateBefore(t, conn, schema, "migration/0016")
 	now := time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
 	const (
 		account = "01900000-0000-7000-8000-000000000001"

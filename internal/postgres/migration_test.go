@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/migrate"
@@ -21,24 +23,7 @@ func TestMigrate_QueueKeepsWork(t *testing.T) {
 	schema := NewSchema(t)
 	conn := connect(t)
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"migration/0001_init.sql", "migration/0002_hot_parent_keys.sql"} {
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migrateBefore(t, conn, schema, "migration/0003")
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	const (
 		account  = "01900000-0000-7000-8000-000000000001"
@@ -112,31 +97,7 @@ func TestMigrate_RehearsalAndPlatformAudit(t *testing.T) {
 	schema := NewSchema(t)
 	conn := connect(t)
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	names, err := migrate.Files(migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		if name >= "migration/0011" {
-			break
-		}
-		body, err := migrations.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := conn.Exec(ctx, string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	migrateBefore(t, conn, schema, "migration/0011")
 	now := time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC)
 	const (
 		account   = "01900000-0000-7000-8000-000000000001"
@@ -193,5 +154,37 @@ func TestMigrate_RehearsalAndPlatformAudit(t *testing.T) {
 	}
 	if l, err := s.ListAudit(ctx, account, webhooks.Page{Limit: 10}); err != nil || len(l.Data) != 1 {
 		t.Errorf("the account's audit log after a platform entry: got %v (%v), want its one entry", l, err)
+	}
+}
+
+// migrateBefore applies, on conn, the migrations before the one named
+// first (such as "migration/0018") to schema, as a build before it did.
+func migrateBefore(t *testing.T, conn *pgx.Conn, schema, first string) {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := conn.Exec(ctx, `SET search_path TO `+schema); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `CREATE TABLE schema_migrations (name text PRIMARY KEY, applied timestamptz NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	names, err := migrate.Files(migrations)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		if name >= first {
+			break
+		}
+		body, err := migrations.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, string(body)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := conn.Exec(ctx, `INSERT INTO schema_migrations VALUES ($1, now())`, name); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -2,14 +2,12 @@ package sqlite
 
 import (
 	"database/sql"
-	"io/fs"
 	"path/filepath"
 	"testing"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/driver"
-	"github.com/factuarea/webhooks/internal/migrate"
 )
 
 // TestMigrate_RehearsalAndPlatformAudit upgrades a database from before
@@ -26,28 +24,7 @@ func TestMigrate_RehearsalAndPlatformAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, `CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied INTEGER NOT NULL)`); err != nil {
-		t.Fatal(err)
-	}
-	names, err := migrate.Files(migrations)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range names {
-		if name >= "migration/0010" {
-			break
-		}
-		body, err := fs.ReadFile(migrations, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.ExecContext(ctx, string(body)); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if _, err := db.ExecContext(ctx, `INSERT INTO schema_migrations VALUES (?, 0)`, name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyUntil(t, db, "migration/0010")
 	now := time.Date(2026, 9, 23, 10, 0, 0, 0, time.UTC).UnixMilli()
 	const (
 		account   = "01900000-0000-7000-8000-000000000001"
