@@ -233,7 +233,8 @@ type Tx interface {
 	// skipped), or nil when there is none. EraseChunk erases, as
 	// EraseEvents does with erased_at e.Created, the next limit events of
 	// the erasure (its owner's events, test pings and operational events
-	// aside, in (created, id) order after those of its earlier chunks),
+	// aside, oldest first after those of its earlier chunks, ties in
+	// created broken as the backend's lists break them),
 	// records how far it went, and returns how many it erased: fewer than
 	// limit means none is left. DeleteErasure deletes a finished job.
 	InsertErasure(ctx context.Context, e *webhooks.Erasure) error

@@ -182,7 +182,12 @@ func (s *Store) findDelivery(ctx context.Context, id string) (*webhooks.Delivery
 
 // ListDeliveries implements driver.Store.
 func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p webhooks.Page) (*webhooks.List[*webhooks.Delivery], error) {
-	q := listQuery{table: "deliveries", cols: deliveryColsNoBody, where: []string{"endpoint_id = ?"}, args: []any{dbID(f.EndpointID)}}
+	return read(list(ctx, s.read, deliveryList(f), p, scanDelivery))
+}
+
+// deliveryList is the list of an endpoint's deliveries that f selects.
+func deliveryList(f webhooks.DeliveryFilter) listQuery {
+	q := listQuery{table: "deliveries", cols: deliveryColsNoBody, where: []string{"endpoint_id = ?"}, args: []any{dbID(f.EndpointID)}, byRowid: true}
 	q.scoped()
 	if f.Status != "" {
 		q.where, q.args = append(q.where, "status = ?"), append(q.args, f.Status)
@@ -196,7 +201,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 		// whole history walked in order for them (see qEventIndex).
 		q.table = "deliveries " + qEventIndex
 	}
-	return read(list(ctx, s.read, q, p, scanDelivery))
+	return q
 }
 
 // CountDeliveries implements driver.Store. Listing every state lets the
@@ -283,13 +288,20 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		var test, erased int
 		err := r.Scan(append(s.dest(), &created, &test, &erased)...)
 		return webhooks.RecoverCandidate{Delivery: s.delivery(), EventCreated: fromMS(created), EventTest: test == 1, EventErased: erased == 1}, err
-	}, `SELECT `+deliveryColsD+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
+	}, qRecoverCandidates(len(f.Statuses)), args...)
+}
+
+// qRecoverCandidates selects an endpoint's deliveries created in a window
+// in one of n states, oldest first, each the last of its event's to the
+// endpoint, with what recover needs of its event.
+func qRecoverCandidates(n int) string {
+	return `SELECT ` + deliveryColsD + `, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (`+placeholders(len(f.Statuses))+`)
-		AND NOT EXISTS (SELECT 1 FROM deliveries n `+qEventIndex+` WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
-			AND (n.created, n.id) > (d.created, d.id))
-		ORDER BY d.created, d.id`, args...)
+		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (` + placeholders(n) + `)
+		AND NOT EXISTS (SELECT 1 FROM deliveries n ` + qEventIndex + ` WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
+			AND (n.created, n.rowid) > (d.created, d.rowid))
+		ORDER BY d.created, d.rowid`
 }
 
 // LastAttempts implements driver.Store: a delivery's last attempt is the one

@@ -52,7 +52,12 @@ func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, erro
 
 // ListEvents implements driver.Store.
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
-	q := listQuery{table: "events e", cols: eventReadCols, where: []string{"test = 0"}}
+	return read(list(ctx, s.read, eventList(f), p, scanEvent))
+}
+
+// eventList is the list of events that f selects.
+func eventList(f webhooks.EventFilter) listQuery {
+	q := listQuery{table: "events e", cols: eventReadCols, where: []string{"test = 0"}, byRowid: true}
 	if f.CompanyID != "" {
 		q.where, q.args = append(q.where, "company_id = ?"), append(q.args, dbID(f.CompanyID))
 	} else {
@@ -62,6 +67,14 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	}
 	if f.Type != "" {
 		q.where, q.args = append(q.where, "type = ?"), append(q.args, f.Type)
+		// Given a window of created as well (and a cursor), the planner
+		// takes the index without the type, and reads every type's events
+		// in the window.
+		if f.CompanyID != "" {
+			q.table = "events e INDEXED BY events_company_type"
+		} else {
+			q.table = "events e INDEXED BY events_account_type"
+		}
 	}
 	if !f.CreatedGTE.IsZero() {
 		q.where, q.args = append(q.where, "created >= ?"), append(q.args, ms(f.CreatedGTE))
@@ -69,7 +82,7 @@ func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhoo
 	if !f.CreatedLT.IsZero() {
 		q.where, q.args = append(q.where, "created < ?"), append(q.args, ms(f.CreatedLT))
 	}
-	return read(list(ctx, s.read, q, p, scanEvent))
+	return q
 }
 
 // selectLiveEndpoints selects endpoints not deleted; a condition follows.

@@ -165,7 +165,7 @@ func (t *txn) NextErasure(ctx context.Context) (*webhooks.Erasure, error) {
 }
 
 // EraseChunk implements driver.Tx: the events_company and events_account
-// indexes, in (created, id) order, give the next chunk after the job's
+// indexes, in (created, rowid) order, give the next chunk after the job's
 // cursor without reading what earlier chunks erased.
 func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (int, error) {
 	var afterCreated sql.NullInt64
@@ -173,13 +173,7 @@ func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (i
 	if err := t.QueryRowContext(ctx, `SELECT after_created, after_id FROM erasures WHERE id = ?`, dbID(e.ID)).Scan(&afterCreated, &afterID); err != nil {
 		return 0, fmt.Errorf("erasure %s: %w", e.ID, err)
 	}
-	index, owner := "events_company", "company_id = ?1"
-	if e.CompanyID == "" {
-		index, owner = "events_account", "account_id = ?2 AND operational = 0"
-	}
-	rows, err := t.QueryContext(ctx, `SELECT id, created FROM events INDEXED BY `+index+` WHERE `+owner+` AND test = 0
-		AND (created, id) > (?3, ?4) ORDER BY created, id LIMIT ?5`,
-		nullID(e.CompanyID), nullID(e.AccountID), afterCreated.Int64, afterID, limit)
+	rows, err := t.QueryContext(ctx, qEraseChunk(e.CompanyID != ""), nullID(e.CompanyID), nullID(e.AccountID), afterCreated.Int64, afterID, limit)
 	if err != nil {
 		return 0, err
 	}
@@ -205,6 +199,20 @@ func (t *txn) EraseChunk(ctx context.Context, e *webhooks.Erasure, limit int) (i
 	}
 	_, err = t.ExecContext(ctx, `UPDATE erasures SET after_created = ?, after_id = ? WHERE id = ?`, last, dbID(ids[len(ids)-1]), dbID(e.ID))
 	return len(ids), err
+}
+
+// qEraseChunk selects the next events of a company's erasure (or an
+// account's), after the cursor: ?1 the company, ?2 the account, ?3 and ?4
+// the created and id of the last event erased, ?5 how many. The cursor's
+// rowid orders it among the events of its millisecond (0 before the first
+// chunk, or if it is gone: an event erased twice is erased once).
+func qEraseChunk(company bool) string {
+	index, owner := "events_company", "company_id = ?1"
+	if !company {
+		index, owner = "events_account", "account_id = ?2 AND operational = 0"
+	}
+	return `SELECT id, created FROM events INDEXED BY ` + index + ` WHERE ` + owner + ` AND test = 0
+		AND (created, rowid) > (?3, coalesce((SELECT rowid FROM events WHERE id = ?4), 0)) ORDER BY created, rowid LIMIT ?5`
 }
 
 // DeleteErasure implements driver.Tx.

@@ -4,9 +4,11 @@ import (
 	"database/sql"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
+	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/migrate"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
@@ -129,4 +131,93 @@ func applyUntil(t *testing.T, db *sql.DB, first string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestMigrate_RowidOrder upgrades a database of the schema before 0018
+// (lists ordered by (created, id)) holding 25 events of one millisecond,
+// each delivered to one endpoint: afterwards both lists, walked page by
+// page, give every item once, the last inserted first.
+func TestMigrate_RowidOrder(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyUntil(t, db, "migration/0018")
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	account, company, endpoint := webhooks.NewID(), webhooks.NewID(), webhooks.NewID()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO accounts (id, name, created) VALUES (?, 'Acme', ?)`, dbID(account), now.UnixMilli())
+	exec(`INSERT INTO companies (id, account_id, nif, name, created) VALUES (?, ?, 'B12345674', 'Acme', ?)`, dbID(company), dbID(account), now.UnixMilli())
+	exec(`INSERT INTO endpoints (id, scope, company_id, url, enabled_events, relationships, api_version, livemode, description, status, secret, created, updated)
+		VALUES (?, 'company', ?, 'https://example.com/', '["*"]', '[]', '2026-09-23', 1, '', 'enabled', 'whsec_x', ?3, ?3)`, dbID(endpoint), dbID(company), now.UnixMilli())
+	// The ids of a millisecond, inserted from the greatest down: the lists
+	// give the last inserted first, whatever its id.
+	var evIDs, dIDs []string
+	for range 25 {
+		evIDs, dIDs = append([]string{webhooks.NewID()}, evIDs...), append([]string{webhooks.NewID()}, dIDs...)
+	}
+	var events, deliveries []string
+	for i := range 25 {
+		ev, d := evIDs[i], dIDs[i]
+		exec(`INSERT INTO events (id, type, api_version, livemode, test, account_id, company_id, object, created)
+			VALUES (?, 'invoice.sent', '2026-09-23', 1, 0, ?, ?, '{}', ?)`, dbID(ev), dbID(account), dbID(company), now.UnixMilli())
+		exec(`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, manual, created, updated)
+			VALUES (?, ?, ?, 'invoice.sent', 'delivered', 1, 0, ?4, ?4)`, dbID(d), dbID(endpoint), dbID(ev), now.UnixMilli())
+		events, deliveries = append([]string{ev}, events...), append([]string{d}, deliveries...)
+	}
+	db.Close()
+
+	s, err := Open(ctx, path) // applies 0018
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	walk := func(name string, want []string, page func(webhooks.Page) ([]string, bool, error)) {
+		t.Helper()
+		var got []string
+		p := webhooks.Page{Limit: 10}
+		for {
+			ids, more, err := page(p)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got = append(got, ids...)
+			if !more || len(ids) == 0 {
+				break
+			}
+			p.StartingAfter = ids[len(ids)-1]
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: listed %v\nwant %v", name, got, want)
+		}
+	}
+	walk("events", events, func(p webhooks.Page) ([]string, bool, error) {
+		l, err := s.ListEvents(ctx, webhooks.EventFilter{CompanyID: company}, p)
+		if err != nil {
+			return nil, false, err
+		}
+		var ids []string
+		for _, e := range l.Data {
+			ids = append(ids, e.ID)
+		}
+		return ids, l.HasMore, nil
+	})
+	walk("deliveries", deliveries, func(p webhooks.Page) ([]string, bool, error) {
+		l, err := s.ListDeliveries(ctx, webhooks.DeliveryFilter{EndpointID: endpoint}, p)
+		if err != nil {
+			return nil, false, err
+		}
+		var ids []string
+		for _, d := range l.Data {
+			ids = append(ids, d.ID)
+		}
+		return ids, l.HasMore, nil
+	})
 }
