@@ -211,12 +211,12 @@ func (t *txn) writeClaim(ctx context.Context, w *driver.QueueWrites) ([]*webhook
 // traceparent if w asks for it.
 func claimDelivery(ctx context.Context, tx *txn, w *driver.QueueWrites, id string) (*webhooks.Delivery, string, error) {
 	if !w.Traceparents {
-		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, dbID(w.Token), ms(w.LeaseUntil), dbID(id)))
+		d, err := scanDelivery(tx.QueryRowContext(ctx, qClaim, leaseToken(w.Token), ms(w.LeaseUntil), dbID(id)))
 		return d, "", err
 	}
 	var s deliveryScan
 	var traceparent sql.NullString
-	if err := tx.QueryRowContext(ctx, qClaimTraced, dbID(w.Token), ms(w.LeaseUntil), dbID(id)).Scan(append(s.dest(), &traceparent)...); err != nil {
+	if err := tx.QueryRowContext(ctx, qClaimTraced, leaseToken(w.Token), ms(w.LeaseUntil), dbID(id)).Scan(append(s.dest(), &traceparent)...); err != nil {
 		return nil, "", err
 	}
 	return s.delivery(), traceparent.String, nil
@@ -282,7 +282,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
 		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
-			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), dbID(a.DeliveryID), dbID(r.Token), boolInt(t.OverridesEnd()))
+			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), dbID(a.DeliveryID), leaseToken(r.Token), boolInt(t.OverridesEnd()))
 		if err != nil {
 			return err
 		}
@@ -314,7 +314,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, qRelease, dbID(id), dbID(token)); err != nil {
+			if _, err := tx.ExecContext(ctx, qRelease, dbID(id), leaseToken(token)); err != nil {
 				return err
 			}
 		}
@@ -326,7 +326,7 @@ func (s *Store) ReleaseClaims(ctx context.Context, token string, ids []string) e
 func (s *Store) DeferClaims(ctx context.Context, deferrals []webhooks.Deferral) error {
 	return s.inTxWith(ctx, lazy, func(tx *txn) error {
 		for _, d := range deferrals {
-			if _, err := tx.ExecContext(ctx, qDefer, ms(d.Until), dbID(d.DeliveryID), dbID(d.Token)); err != nil {
+			if _, err := tx.ExecContext(ctx, qDefer, ms(d.Until), dbID(d.DeliveryID), leaseToken(d.Token)); err != nil {
 				return err
 			}
 		}

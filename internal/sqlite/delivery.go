@@ -101,7 +101,7 @@ func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token s
 	if err != nil {
 		return false, err
 	}
-	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d, bodyN), nullID(token), ms(until))...)
+	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d, bodyN), leaseToken(token), ms(until))...)
 	if err != nil {
 		return false, err
 	}

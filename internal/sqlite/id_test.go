@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,5 +106,32 @@ func CheckBinaryIDs(t *testing.T, s *Store) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("ids stored as text: %s", strings.Join(bad, ", "))
+	}
+}
+
+// TestLeaseToken: an engine's tokens keep their first 8 bytes, which
+// google/uuid makes strictly increasing in a process; a token of another
+// form is kept as an id is.
+func TestLeaseToken(t *testing.T) {
+	seen := map[any]bool{}
+	for range 100_000 {
+		v, err := leaseToken(webhooks.NewID()).Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := v.(int64); !ok || seen[v] {
+			t.Fatalf("a token stored as %v (%T), twice: %v", v, v, seen[v])
+		}
+		seen[v] = true
+	}
+	for tok, want := range map[string]any{
+		"":                                     nil,
+		"t1":                                   "t1",
+		"6f1c64b2-1a7e-4c43-9d0e-5a1f2b3c4d5e": []byte{0x6f, 0x1c, 0x64, 0xb2, 0x1a, 0x7e, 0x4c, 0x43, 0x9d, 0x0e, 0x5a, 0x1f, 0x2b, 0x3c, 0x4d, 0x5e},
+	} {
+		v, err := leaseToken(tok).Value()
+		if err != nil || !reflect.DeepEqual(v, want) {
+			t.Errorf("leaseToken(%q) = %#v, %v; want %#v", tok, v, err, want)
+		}
 	}
 }
