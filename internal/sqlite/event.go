@@ -93,8 +93,15 @@ func queryEndpoints(ctx context.Context, q querier, where string, args ...any) (
 }
 
 func insertEvent(ctx context.Context, tx *txn, ev *webhooks.Event) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, eventArgs(ev)...)
-	return err
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (`+eventInsertCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, eventArgs(ev)...); err != nil {
+		return err
+	}
+	// A new event has no bodies: its deliveries' need not look for one.
+	if tx.bodies == nil {
+		tx.bodies = map[string][]storedBody{}
+	}
+	tx.bodies[ev.ID] = []storedBody{}
+	return nil
 }
 
 // eventInsertCols are the columns an event is stored with, eventArgs
