@@ -137,7 +137,7 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 		`SELECT count(*) FROM bodies b JOIN events e ON e.id = b.event_id WHERE e.company_id = ?`:                              0,
 		`SELECT count(*) FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
 			WHERE e.company_id = ? AND length(a.response_body) > 0`: 0,
-		`SELECT count(*) FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND d.status = 'pending'`:                0,
+		`SELECT count(*) FROM deliveries d JOIN events e ON e.id = d.event_id WHERE e.company_id = ? AND d.status = 'p'`:                      0,
 		`SELECT count(*) FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id WHERE e.company_id = ?`: answered,
 		`SELECT count(*) FROM companies WHERE id = ? AND deleted IS NOT NULL AND name = '' AND nif <> 'B12345674'`:                            1,
 	} {

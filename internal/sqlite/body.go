@@ -11,7 +11,7 @@ import (
 // qNotDelivered is the condition of the partial index
 // deliveries_endpoint_status, which a query must state in these words for
 // SQLite to use the index (it does not infer it from "status = ?").
-const qNotDelivered = `status <> 'delivered'`
+const qNotDelivered = `status <> 'd'`
 
 // storedBody is one of an event's bodies: its number and bytes.
 type storedBody struct {

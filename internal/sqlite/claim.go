@@ -19,29 +19,29 @@ const (
 	qHeld = `SELECT endpoint_id, count(*) FROM deliveries INDEXED BY deliveries_leased
 		WHERE lease_expires > ? GROUP BY endpoint_id`
 	qDue = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
+		WHERE status = 'p' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
 		ORDER BY next_attempt_at, id LIMIT ?2`
 	qDueAfter = `SELECT id, endpoint_id, next_attempt_at FROM deliveries
-		WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
+		WHERE status = 'p' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at <= ?1
 		AND (next_attempt_at, id) > (?3, ?4)
 		ORDER BY next_attempt_at, id LIMIT ?2`
 	// Pending deliveries whose claim lapsed (its process died, or hung
 	// past the lease): not in the due index, which holds the unleased.
 	qLapsed = `SELECT id, endpoint_id, next_attempt_at FROM deliveries INDEXED BY deliveries_leased
-		WHERE lease_expires <= ?1 AND status = 'pending' AND parked = 0
+		WHERE lease_expires <= ?1 AND status = 'p' AND parked = 0
 		ORDER BY lease_expires LIMIT ?2`
 	qClaim = `UPDATE deliveries SET lease_token = ?, lease_expires = ?, parked = 0 WHERE id = ? RETURNING ` + deliveryCols
 	qPark  = `UPDATE deliveries SET parked = 1 WHERE id = ?`
 	// The endpoints with parked deliveries: a loose index scan, one probe
 	// per endpoint however deep its backlog.
 	qParkedEndpoints = `WITH RECURSIVE ep(id) AS (
-		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'pending' AND parked = 1)
+		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'p' AND parked = 1)
 		UNION ALL
-		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'pending' AND parked = 1 AND endpoint_id > ep.id)
+		SELECT (SELECT min(endpoint_id) FROM deliveries WHERE status = 'p' AND parked = 1 AND endpoint_id > ep.id)
 		FROM ep WHERE ep.id IS NOT NULL)
 		SELECT id FROM ep WHERE id IS NOT NULL`
 	// The first n of an endpoint's queue of parked deliveries.
-	qParkedOf = `SELECT id, next_attempt_at FROM deliveries WHERE endpoint_id = ? AND status = 'pending' AND parked = 1
+	qParkedOf = `SELECT id, next_attempt_at FROM deliveries WHERE endpoint_id = ? AND status = 'p' AND parked = 1
 		ORDER BY next_attempt_at, id LIMIT ?`
 	// While the delivery is pending the attempt decides its state; if it
 	// ended meanwhile, only a transition that overrides an end does (?9:
@@ -49,10 +49,10 @@ const (
 	qRecord = `UPDATE deliveries SET
 		attempt_count = max(attempt_count, ?1),
 		last_response_status = ?2,
-		status = CASE WHEN status = 'pending' OR ?9 THEN ?3 ELSE status END,
-		reason = CASE WHEN status = 'pending' OR ?9 THEN ?4 ELSE reason END,
-		next_attempt_at = CASE WHEN status = 'pending' OR ?9 THEN ?5 ELSE next_attempt_at END,
-		due_since = CASE WHEN status = 'pending' OR ?9 THEN ?5 ELSE due_since END,
+		status = CASE WHEN status = 'p' OR ?9 THEN ?3 ELSE status END,
+		reason = CASE WHEN status = 'p' OR ?9 THEN ?4 ELSE reason END,
+		next_attempt_at = CASE WHEN status = 'p' OR ?9 THEN ?5 ELSE next_attempt_at END,
+		due_since = CASE WHEN status = 'p' OR ?9 THEN ?5 ELSE due_since END,
 		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
 		WHERE id = ?7 AND lease_token = ?8`
 	// An attempt of an erased delivery (one in flight at the erasure: its
@@ -65,7 +65,7 @@ const (
 	// A deferral moves a pending delivery's next attempt; one that ended
 	// meanwhile (its endpoint was disabled) keeps its end.
 	qDefer = `UPDATE deliveries SET lease_token = NULL, lease_expires = NULL,
-			next_attempt_at = CASE WHEN status = 'pending' THEN ? ELSE next_attempt_at END
+			next_attempt_at = CASE WHEN status = 'p' THEN ? ELSE next_attempt_at END
 		WHERE id = ? AND lease_token = ?`
 )
 
@@ -75,7 +75,7 @@ const qClaimTraced = qClaim + `, (SELECT traceparent FROM events WHERE id = deli
 
 // qNextScheduled is the first attempt due after now.
 const qNextScheduled = `SELECT min(next_attempt_at) FROM deliveries
-	WHERE status = 'pending' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at > ?`
+	WHERE status = 'p' AND parked = 0 AND lease_expires IS NULL AND waiting_for IS NULL AND next_attempt_at > ?`
 
 // Each endpoint's streak of failures, read and written in the write
 // transaction that records its attempts (qStreak reads only an endpoint
@@ -88,7 +88,7 @@ const (
 	// A delivery of a chain that ended releases the one waiting behind
 	// it, which is due then (?2).
 	qReleaseNext = `UPDATE deliveries SET waiting_for = NULL, due_since = ?2
-		WHERE waiting_for = ?1 AND status = 'pending' AND (SELECT status FROM deliveries WHERE id = ?1) <> 'pending'`
+		WHERE waiting_for = ?1 AND status = 'p' AND (SELECT status FROM deliveries WHERE id = ?1) <> 'p'`
 )
 
 // Claim implements driver.Queue, in a write transaction that commits
@@ -281,7 +281,7 @@ func parkedCandidates(ctx context.Context, tx *txn, held map[string]int, r drive
 func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRecord) error {
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
-		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), t.Status, nullString(t.Reason),
+		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), dbStatus(t.Status), nullString(t.Reason),
 			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), dbID(a.DeliveryID), leaseToken(r.Token), boolInt(t.OverridesEnd()))
 		if err != nil {
 			return err
@@ -296,7 +296,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 		}
 		if t.Status == webhooks.DeliveryFailedPermanently {
 			var status string
-			if err := tx.QueryRowContext(ctx, qStatus, dbID(a.DeliveryID)).Scan(&status); err != nil {
+			if err := tx.QueryRowContext(ctx, qStatus, dbID(a.DeliveryID)).Scan((*dbStatus)(&status)); err != nil {
 				return err
 			}
 			r.Exhausted = status == webhooks.DeliveryFailedPermanently

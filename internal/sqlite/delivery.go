@@ -49,7 +49,7 @@ type deliveryScan struct {
 
 func (s *deliveryScan) dest() []any {
 	d := &s.d
-	return []any{(*dbID)(&d.ID), (*dbID)(&d.EndpointID), (*dbID)(&d.EventID), &d.EventType, &s.rel, (*dbID)(&d.ReplayOf), &d.Status, &s.reason,
+	return []any{(*dbID)(&d.ID), (*dbID)(&d.EndpointID), (*dbID)(&d.EventID), &d.EventType, &s.rel, (*dbID)(&d.ReplayOf), (*dbStatus)(&d.Status), &s.reason,
 		&d.AttemptCount, &s.next, &s.lastStatus, &s.manual, (*bodycodec.Column)(&d.Body), &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey,
 		(*dbID)(&d.WaitingFor)}
 }
@@ -116,7 +116,7 @@ const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship,
 
 func deliveryArgs(d *webhooks.Delivery, bodyN sql.NullInt64) []any {
 	return []any{dbID(d.ID), dbID(d.EndpointID), dbID(d.EventID), d.EventType, nullString(string(d.Relationship)),
-		nullID(d.ReplayOf), d.Status, nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
+		nullID(d.ReplayOf), dbStatus(d.Status), nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
 		nullInt(d.LastResponseStatus), boolInt(d.Manual), bodyN, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
 		boolInt(d.Rehearsal), nullString(d.OrderingKey), nullID(d.WaitingFor), ms(dueSince(d))}
 }
@@ -190,7 +190,7 @@ func deliveryList(f webhooks.DeliveryFilter) listQuery {
 	q := listQuery{table: "deliveries", cols: deliveryColsNoBody, where: []string{"endpoint_id = ?"}, args: []any{dbID(f.EndpointID)}, byRowid: true}
 	q.scoped()
 	if f.Status != "" {
-		q.where, q.args = append(q.where, "status = ?"), append(q.args, f.Status)
+		q.where, q.args = append(q.where, "status = ?"), append(q.args, dbStatus(f.Status))
 		if f.Status != webhooks.DeliveryDelivered {
 			q.where = append(q.where, qNotDelivered)
 		}
@@ -209,12 +209,9 @@ func deliveryList(f webhooks.DeliveryFilter) listQuery {
 // the retrying ones are read through it too (pending, then the rule).
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, f driver.CountFilter) ([]webhooks.DeliveryCount, error) {
 	if f == driver.CountRetrying {
-		return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = 'pending' AND `+qRetrying)
+		return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = 'p' AND `+qRetrying)
 	}
-	statuses := make([]any, len(webhooks.DeliveryStatuses))
-	for i, st := range webhooks.DeliveryStatuses {
-		statuses[i] = st
-	}
+	statuses := statusArgs(webhooks.DeliveryStatuses)
 	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status IN (`+placeholders(len(statuses))+`)`, statuses...)
 }
 
@@ -232,7 +229,7 @@ func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since
 	args = append(append(args, condArgs...), ms(since))
 	return read(queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
 		var c webhooks.DeliveryCount
-		err := r.Scan((*dbID)(&c.EndpointID), &c.Bucket, &c.Status, &c.N)
+		err := r.Scan((*dbID)(&c.EndpointID), &c.Bucket, (*dbStatus)(&c.Status), &c.N)
 		return c, err
 	}, `SELECT endpoint_id, (created - ?) / ?, status, count(*) FROM deliveries
 		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND `+cond+`
@@ -265,7 +262,7 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 	for _, d := range ds {
 		if _, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, manual = ?,
 			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, updated = ?, due_since = ? WHERE id = ?`,
-			d.Status, nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullID(d.WaitingFor),
+			dbStatus(d.Status), nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullID(d.WaitingFor),
 			ms(d.Updated), ms(dueSince(d)), dbID(d.ID)); err != nil {
 			return err
 		}
@@ -279,9 +276,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		return nil, nil
 	}
 	args := []any{dbID(f.EndpointID), ms(f.CreatedGTE), ms(f.CreatedLT)}
-	for _, st := range f.Statuses {
-		args = append(args, st)
-	}
+	args = append(args, statusArgs(f.Statuses)...)
 	return queryAll(ctx, t, func(r scanner) (webhooks.RecoverCandidate, error) {
 		var s deliveryScan
 		var created sql.NullInt64
@@ -330,8 +325,8 @@ func (s *Store) LastAttempts(ctx context.Context, deliveryIDs []string) ([]*webh
 
 // qTail is a chain's last pending delivery: the one no pending delivery
 // waits behind.
-const qTail = `SELECT id FROM deliveries d WHERE endpoint_id = ? AND ordering_key = ? AND status = 'pending'
-	AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.waiting_for = d.id AND n.status = 'pending')
+const qTail = `SELECT id FROM deliveries d WHERE endpoint_id = ? AND ordering_key = ? AND status = 'p'
+	AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.waiting_for = d.id AND n.status = 'p')
 	ORDER BY created DESC, id DESC LIMIT 1`
 
 // Tails implements driver.Chains. The write transaction holds the

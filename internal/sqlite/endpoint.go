@@ -118,7 +118,7 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
 	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0, waiting_for = NULL, updated = ?
 		WHERE endpoint_id = ? AND status = ? AND `+qNotDelivered,
-		webhooks.DeliveryFailed, reason, ms(now), dbID(endpointID), webhooks.DeliveryPending)
+		dbStatus(webhooks.DeliveryFailed), reason, ms(now), dbID(endpointID), dbStatus(webhooks.DeliveryPending))
 	return err
 }
 

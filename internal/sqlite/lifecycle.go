@@ -96,13 +96,13 @@ func (s *Store) FindDeletedAccount(ctx context.Context, id string) (*webhooks.Ac
 func (t *txn) endPendingSet(ctx context.Context, now time.Time, set string, args ...any) error {
 	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?1, reason = ?2, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0,
 		waiting_for = NULL, updated = ?3
-		WHERE status = 'pending' AND `+set,
-		append([]any{webhooks.DeliveryFailed, webhooks.ReasonEventErased, ms(now)}, args...)...)
+		WHERE status = 'p' AND `+set,
+		append([]any{dbStatus(webhooks.DeliveryFailed), webhooks.ReasonEventErased, ms(now)}, args...)...)
 	if err != nil {
 		return err
 	}
 	_, err = t.ExecContext(ctx, `UPDATE deliveries SET waiting_for = NULL, due_since = ?1
-		WHERE waiting_for IS NOT NULL AND status = 'pending' AND (SELECT w.status FROM deliveries w WHERE w.id = deliveries.waiting_for) <> 'pending'`, ms(now))
+		WHERE waiting_for IS NOT NULL AND status = 'p' AND (SELECT w.status FROM deliveries w WHERE w.id = deliveries.waiting_for) <> 'p'`, ms(now))
 	return err
 }
 

@@ -15,8 +15,8 @@ import (
 // since its lease ended.
 const (
 	qBacklog = `FROM deliveries INDEXED BY deliveries_backlog
-		WHERE status = 'pending' AND lease_expires IS NULL AND waiting_for IS NULL AND due_since <= ?1`
-	qLapsedDue = `FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'pending'`
+		WHERE status = 'p' AND lease_expires IS NULL AND waiting_for IS NULL AND due_since <= ?1`
+	qLapsedDue = `FROM deliveries INDEXED BY deliveries_leased WHERE lease_expires <= ?1 AND status = 'p'`
 )
 
 // QueueStats implements metrics.Queue.
@@ -112,7 +112,7 @@ func (s *Store) Purge(ctx context.Context, before, now time.Time, limit int) (in
 	n := 0
 	err := s.inTxWith(ctx, lazy, func(tx *txn) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id FROM events e WHERE created < ?
-			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+			AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status = 'p')
 			ORDER BY created LIMIT ?`, ms(before), limit)
 		if err != nil {
 			return err

@@ -216,6 +216,9 @@ func TestMigrate_RowidOrder(t *testing.T) {
 		}
 		var ids []string
 		for _, d := range l.Data {
+			if d.Status != webhooks.DeliveryDelivered {
+				t.Errorf("delivery %s: %q, want delivered", d.ID, d.Status)
+			}
 			ids = append(ids, d.ID)
 		}
 		return ids, l.HasMore, nil

@@ -136,7 +136,7 @@ func (s *Store) GroupCommit() driver.GroupCommit {
 // parked deliveries, so that start-up does not read the whole history.
 var releaseAll = []string{
 	`UPDATE deliveries INDEXED BY deliveries_leased SET lease_token = NULL, lease_expires = NULL WHERE lease_expires IS NOT NULL`,
-	`UPDATE deliveries INDEXED BY deliveries_parked SET parked = 0 WHERE status = 'pending' AND parked = 1`,
+	`UPDATE deliveries INDEXED BY deliveries_parked SET parked = 0 WHERE status = 'p' AND parked = 1`,
 }
 
 // WriteBusy implements metrics.WritePath: the time the one write
