@@ -204,36 +204,74 @@ func deliveryList(f webhooks.DeliveryFilter) listQuery {
 	return q
 }
 
-// CountDeliveries implements driver.Store. Listing every state lets the
-// endpoint's status index answer alone, without reading the deliveries;
-// the retrying ones are read through it too (pending, then the rule).
+// CountDeliveries implements driver.Store. Neither index holds every
+// delivery with its state: the endpoint's holds them all, the status index
+// all but the delivered ones. Each answers its part from its entries alone,
+// in one statement (one snapshot), and the delivered are what the rest
+// leave of all. The retrying ones are read through the status index
+// (pending, then the rule, from the rows).
 func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, f driver.CountFilter) ([]webhooks.DeliveryCount, error) {
-	if f == driver.CountRetrying {
-		return s.countDeliveries(ctx, endpointIDs, since, bucket, `status = 'p' AND `+qRetrying)
+	if len(endpointIDs) == 0 {
+		return nil, nil
 	}
-	statuses := statusArgs(webhooks.DeliveryStatuses)
-	return s.countDeliveries(ctx, endpointIDs, since, bucket, `status IN (`+placeholders(len(statuses))+`)`, statuses...)
+	if f == driver.CountRetrying {
+		args := append([]any{ms(since), bucket.Milliseconds()}, idArgs(endpointIDs)...)
+		return read(queryAll(ctx, s.read, scanCount, `SELECT endpoint_id, (created - ?1) / ?2, status, count(*) FROM deliveries
+			WHERE endpoint_id IN (`+numbered(3, len(endpointIDs))+`) AND status = 'p' AND `+qRetrying+` AND created >= ?1
+			GROUP BY 1, 2, 3`, args...))
+	}
+	counts, err := read(queryAll(ctx, s.read, scanCount, qCountAll(len(endpointIDs)),
+		append([]any{ms(since), bucket.Milliseconds()}, idArgs(endpointIDs)...)...))
+	if err != nil {
+		return nil, err
+	}
+	// A total (no state) counts the delivered too: they are what the
+	// other states leave of it.
+	type key struct {
+		endpoint string
+		bucket   int
+	}
+	others := map[key]int{}
+	for _, c := range counts {
+		if c.Status != "" {
+			others[key{c.EndpointID, c.Bucket}] += c.N
+		}
+	}
+	out := counts[:0]
+	for _, c := range counts {
+		if c.Status == "" {
+			c.Status, c.N = webhooks.DeliveryDelivered, c.N-others[key{c.EndpointID, c.Bucket}]
+		}
+		out = append(out, c)
+	}
+	return slices.DeleteFunc(out, func(c webhooks.DeliveryCount) bool { return c.N <= 0 }), nil
+}
+
+// qCountAll counts n endpoints' deliveries created at or after ?1, by
+// endpoint and bucket of ?2 ms: all of them first, with no state, from the
+// endpoint's index; then those not delivered, by state, from the status
+// index.
+func qCountAll(n int) string {
+	in := numbered(3, n)
+	return `SELECT endpoint_id, (created - ?1) / ?2, NULL, count(*) FROM deliveries INDEXED BY deliveries_endpoint
+			WHERE endpoint_id IN (` + in + `) AND created >= ?1 GROUP BY 1, 2
+		UNION ALL
+		SELECT endpoint_id, (created - ?1) / ?2, status, count(*) FROM deliveries INDEXED BY deliveries_endpoint_status
+			WHERE endpoint_id IN (` + in + `) AND ` + qNotDelivered + ` AND created >= ?1 GROUP BY 1, 2, 3`
 }
 
 // qRetrying is webhooks.Delivery.Retrying's rule for a pending delivery.
 const qRetrying = `attempt_count > 0 AND manual = 0`
 
-// countDeliveries counts the endpoints' deliveries created at or after
-// since that meet cond, with its args, by endpoint, bucket of time (bucket
-// 0 starts at since) and state.
-func (s *Store) countDeliveries(ctx context.Context, endpointIDs []string, since time.Time, bucket time.Duration, cond string, condArgs ...any) ([]webhooks.DeliveryCount, error) {
-	if len(endpointIDs) == 0 {
-		return nil, nil
+// scanCount scans a count by endpoint, bucket and state (NULL: none).
+func scanCount(r scanner) (webhooks.DeliveryCount, error) {
+	var c webhooks.DeliveryCount
+	var st sql.NullString
+	err := r.Scan((*dbID)(&c.EndpointID), &c.Bucket, &st, &c.N)
+	if err == nil && st.Valid {
+		err = (*dbStatus)(&c.Status).Scan(st.String)
 	}
-	args := append([]any{ms(since), bucket.Milliseconds()}, idArgs(endpointIDs)...)
-	args = append(append(args, condArgs...), ms(since))
-	return read(queryAll(ctx, s.read, func(r scanner) (webhooks.DeliveryCount, error) {
-		var c webhooks.DeliveryCount
-		err := r.Scan((*dbID)(&c.EndpointID), &c.Bucket, (*dbStatus)(&c.Status), &c.N)
-		return c, err
-	}, `SELECT endpoint_id, (created - ?) / ?, status, count(*) FROM deliveries
-		WHERE endpoint_id IN (`+placeholders(len(endpointIDs))+`) AND `+cond+`
-		AND created >= ? GROUP BY 1, 2, 3`, args...))
+	return c, err
 }
 
 // ListEventDeliveries implements driver.Store.
@@ -283,17 +321,26 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 		var test, erased int
 		err := r.Scan(append(s.dest(), &created, &test, &erased)...)
 		return webhooks.RecoverCandidate{Delivery: s.delivery(), EventCreated: fromMS(created), EventTest: test == 1, EventErased: erased == 1}, err
-	}, qRecoverCandidates(len(f.Statuses)), args...)
+	}, qRecoverCandidates(len(f.Statuses), slices.Contains(f.Statuses, webhooks.DeliveryDelivered)), args...)
 }
 
 // qRecoverCandidates selects an endpoint's deliveries created in a window
 // in one of n states, oldest first, each the last of its event's to the
-// endpoint, with what recover needs of its event.
-func qRecoverCandidates(n int) string {
+// endpoint, with what recover needs of its event. Without delivered among
+// the states (recover's are the failed ones) they come from the status
+// index, which holds no delivered one, and are sorted; with it, in order
+// from the endpoint's, each row read for its state.
+func qRecoverCandidates(n int, delivered bool) string {
+	index, rare := "", ""
+	if !delivered {
+		// Without statistics the planner takes the endpoint's index, in
+		// order, over the status index and a sort.
+		index, rare = ` INDEXED BY deliveries_endpoint_status`, ` AND d.`+qNotDelivered
+	}
 	return `SELECT ` + deliveryColsD + `, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
-		FROM deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (` + placeholders(n) + `)
+		FROM deliveries d` + index + ` JOIN events e ON e.id = d.event_id
+		WHERE d.endpoint_id = ? AND d.created >= ? AND d.created < ? AND d.status IN (` + placeholders(n) + `)` + rare + `
 		AND NOT EXISTS (SELECT 1 FROM deliveries n ` + qEventIndex + ` WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.rowid) > (d.created, d.rowid))
 		ORDER BY d.created, d.rowid`
