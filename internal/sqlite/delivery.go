@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	webhooks "github.com/factuarea/webhooks"
@@ -73,40 +74,80 @@ func scanDelivery(r scanner) (*webhooks.Delivery, error) {
 
 // Inserting a delivery: a plain row of VALUES, without RETURNING, which
 // would make SQLite write a statement journal, as much work as the insert.
-const insertDelivery = `INSERT INTO deliveries (` + deliveryInsertCols + `, lease_token, lease_expires)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (event_id, endpoint_id, (CASE WHEN replay_of IS NULL THEN 1 END)) DO NOTHING`
-
 // insertDeliveries inserts ds and returns those inserted: an original
 // delivery that already exists for its endpoint and event is skipped, by
 // the unique index, not by a check in memory.
 func insertDeliveries(ctx context.Context, tx *txn, ds []*webhooks.Delivery) ([]*webhooks.Delivery, error) {
+	inserted, err := insertDeliveryRows(ctx, tx, ds, nil)
+	if err != nil {
+		return nil, err
+	}
 	out := ds[:0:0]
 	for _, d := range ds {
-		inserted, err := insertDelivery1(ctx, tx, d, "", time.Time{})
-		if err != nil {
-			return nil, err
-		}
-		if inserted {
+		if inserted[d.ID] {
 			out = append(out, d)
 		}
 	}
 	return out, nil
 }
 
-// insertDelivery1 inserts d, claimed with token until then if token is
-// set, and reports whether it was inserted.
-func insertDelivery1(ctx context.Context, tx *txn, d *webhooks.Delivery, token string, until time.Time) (bool, error) {
-	bodyN, err := tx.insertBody(ctx, d.EventID, d.Body)
-	if err != nil {
-		return false, err
+// insertDeliveryRows inserts ds, in order, those whose ids leases holds
+// claimed with the lease, and returns the ids of those inserted. The rows
+// go in statements of up to 32 (a statement per row cost as much again
+// as the row's own work); the chunks' sizes are powers of two, so that a
+// few prepared statements serve every group.
+func insertDeliveryRows(ctx context.Context, tx *txn, ds []*webhooks.Delivery, leases map[string]driver.Lease) (map[string]bool, error) {
+	inserted := make(map[string]bool, len(ds))
+	args := make([]any, 0, min(len(ds), maxDeliveryRows)*deliveryRowArgs)
+	for len(ds) > 0 {
+		n := maxDeliveryRows
+		for n > len(ds) {
+			n /= 2
+		}
+		args = args[:0]
+		for _, d := range ds[:n] {
+			bodyN, err := tx.insertBody(ctx, d.EventID, d.Body)
+			if err != nil {
+				return nil, err
+			}
+			l := leases[d.ID]
+			args = append(append(args, deliveryArgs(d, bodyN)...), leaseToken(l.Token), ms(l.Until))
+		}
+		rows, err := tx.QueryContext(ctx, qInsertDeliveries(n), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan((*dbID)(&id)); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			inserted[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+		ds = ds[n:]
 	}
-	res, err := tx.ExecContext(ctx, insertDelivery, append(deliveryArgs(d, bodyN), leaseToken(token), ms(until))...)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return inserted, nil
+}
+
+// maxDeliveryRows is the most rows an insert of deliveries holds (a power
+// of two), deliveryRowArgs the arguments of one.
+const (
+	maxDeliveryRows = 32
+	deliveryRowArgs = 22
+)
+
+// qInsertDeliveries inserts n deliveries, returning the ids of those
+// inserted.
+func qInsertDeliveries(n int) string {
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", deliveryRowArgs), ", ") + ")"
+	return `INSERT INTO deliveries (` + deliveryInsertCols + `, lease_token, lease_expires) VALUES ` +
+		strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + `
+		ON CONFLICT (event_id, endpoint_id, (CASE WHEN replay_of IS NULL THEN 1 END)) DO NOTHING RETURNING id`
 }
 
 // deliveryInsertCols are the columns a delivery is stored with,

@@ -132,15 +132,10 @@ func (t *txn) writeGroup(ctx context.Context, w *driver.GroupWrites) (*driver.Gr
 			}
 		}
 	}
-	for _, d := range w.Deliveries {
-		l := w.Leases[d.ID]
-		inserted, err := insertDelivery1(ctx, t, d, l.Token, l.Until)
-		if err != nil {
-			return nil, err
-		}
-		if inserted {
-			out.Inserted[d.ID] = true
-		}
+	inserted, err := insertDeliveryRows(ctx, t, w.Deliveries, w.Leases)
+	if err != nil {
+		return nil, err
 	}
+	out.Inserted = inserted
 	return out, nil
 }
