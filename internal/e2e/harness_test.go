@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -18,6 +21,7 @@ import (
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/pgtest"
 	"github.com/factuarea/webhooks/internal/service"
+	"github.com/factuarea/webhooks/internal/sqlite"
 )
 
 const adminKey = "test-admin-key"
@@ -90,6 +94,9 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 	if ts.now == nil {
 		ts.now = time.Now
 	}
+	if cfg.Database == path {
+		seedSQLite(t, path)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {
@@ -118,6 +125,59 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 	}
 	t.Cleanup(ts.stop)
 	return ts
+}
+
+// migratedSQLite is a database file that sqlite.Open created and migrated,
+// once closed (Close checkpoints the WAL into the file); made once for the
+// package.
+var migratedSQLite struct {
+	once  sync.Once
+	bytes []byte
+	err   error
+}
+
+// seedSQLite makes the new SQLite file at path a copy of migratedSQLite,
+// unless a file is there already (a test that reopens a database). The
+// migrations took most of a service's start under the race detector, and
+// the tests start one or more services each; the service then finds every
+// migration applied, as on a restart.
+func seedSQLite(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	migratedSQLite.once.Do(func() {
+		dir, err := os.MkdirTemp("", "e2e-template-")
+		if err != nil {
+			migratedSQLite.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		file := filepath.Join(dir, "webhooks.db")
+		s, err := sqlite.Open(context.Background(), file)
+		if err != nil {
+			migratedSQLite.err = err
+			return
+		}
+		if err := s.Close(); err != nil {
+			migratedSQLite.err = err
+			return
+		}
+		if fi, err := os.Stat(file + "-wal"); err == nil && fi.Size() > 0 {
+			migratedSQLite.err = fmt.Errorf("the template's WAL holds %d bytes after Close", fi.Size())
+			return
+		}
+		migratedSQLite.bytes, migratedSQLite.err = os.ReadFile(file)
+	})
+	if migratedSQLite.err != nil {
+		t.Fatalf("the migrated SQLite template: %v", migratedSQLite.err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, migratedSQLite.bytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // waitFor waits until cond holds, re-checking after each stored batch of
