@@ -20,8 +20,10 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/pgtest"
+	"github.com/factuarea/webhooks/internal/postgres"
 	"github.com/factuarea/webhooks/internal/service"
 	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 const adminKey = "test-admin-key"
@@ -55,10 +57,32 @@ func backends(t *testing.T) map[string][]options {
 	return map[string][]options{"SQLite": nil, "PostgreSQL": {withPostgres(t)}}
 }
 
-// withPostgres runs the service on a PostgreSQL schema of the test's own.
+// withPostgres runs the service on a PostgreSQL database of the test's own,
+// a copy of migratedPostgres.
 func withPostgres(t *testing.T) options {
-	url := pgtest.SchemaURL(t)
+	url := migratedPostgres.URL(t)
 	return func(c *service.Config) { c.Database = url }
+}
+
+// migratedPostgres is a database that postgres.Open migrated, made once for
+// the package (TestMain drops it): migrating a new schema took most of a
+// PostgreSQL service's start, most of it PostgreSQL's. The service finds
+// every migration applied, as on a restart.
+var migratedPostgres = pgtest.NewTemplate(func(ctx context.Context, url string) error {
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := migratedPostgres.Drop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: drop the template database:", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // startService runs the service on a fresh SQLite file (or path, to reopen
@@ -128,13 +152,14 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 }
 
 // migratedSQLite is a database file that sqlite.Open created and migrated,
-// once closed (Close checkpoints the WAL into the file); made once for the
-// package.
-var migratedSQLite struct {
-	once  sync.Once
-	bytes []byte
-	err   error
-}
+// once for the package (storetest.FileTemplate).
+var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
 
 // seedSQLite makes the new SQLite file at path a copy of migratedSQLite,
 // unless a file is there already (a test that reopens a database). The
@@ -146,38 +171,7 @@ func seedSQLite(t *testing.T, path string) {
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	migratedSQLite.once.Do(func() {
-		dir, err := os.MkdirTemp("", "e2e-template-")
-		if err != nil {
-			migratedSQLite.err = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		file := filepath.Join(dir, "webhooks.db")
-		s, err := sqlite.Open(context.Background(), file)
-		if err != nil {
-			migratedSQLite.err = err
-			return
-		}
-		if err := s.Close(); err != nil {
-			migratedSQLite.err = err
-			return
-		}
-		if fi, err := os.Stat(file + "-wal"); err == nil && fi.Size() > 0 {
-			migratedSQLite.err = fmt.Errorf("the template's WAL holds %d bytes after Close", fi.Size())
-			return
-		}
-		migratedSQLite.bytes, migratedSQLite.err = os.ReadFile(file)
-	})
-	if migratedSQLite.err != nil {
-		t.Fatalf("the migrated SQLite template: %v", migratedSQLite.err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, migratedSQLite.bytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	migratedSQLite.Copy(t, path)
 }
 
 // waitFor waits until cond holds, re-checking after each stored batch of
