@@ -11,10 +11,30 @@ run: ## run the service on the embedded SQLite default (data/)
 ci: ## on a Debian machine (as root): install and start what the tests need, then run them all, as CI does (.ci/run)
 	.ci/run
 
+# go test starts the packages' test binaries in the order it is given them,
+# -p (the number of CPUs) at a time: the slowest go first, so that none of
+# them is left to run alone at the end. ./... brings every other package.
+SLOW_TESTS = ./internal/e2e ./cmd/webhooks ./internal/postgres ./internal/sqlite ./internal/portal
+
+# TEST_JSON, when set, names a file that keeps go test's -json events
+# (.ci/run reads it); the console shows the usual results through
+# scripts/gotest-report.
+GOTEST = go test -race -count=1 -timeout 15m
+ifdef TEST_JSON
+GOTEST_JSON = -json
+GOTEST_REPORT = | tee $(TEST_JSON) | scripts/gotest-report
+endif
+
+# The kits' own tests (kits/test) run beside go test, which leaves a CPU idle
+# at times; their output follows go test's.
+test: SHELL := /bin/bash
 test: tools ## run every test with the race detector, and the kits' own tests (needs what make ci installs: docs/development.md)
 	kits/setup
-	go test -race -count=1 -timeout 15m ./...
-	kits/test
+	@set -o pipefail; kits_log=$$(mktemp); kits/test > $$kits_log 2>&1 & kits=$$!; \
+	echo "$(GOTEST) $(SLOW_TESTS) ./..."; \
+	$(GOTEST) $(GOTEST_JSON) $(SLOW_TESTS) ./... $(GOTEST_REPORT); go_status=$$?; \
+	wait $$kits; kits_status=$$?; echo kits/test; cat $$kits_log; rm -f $$kits_log; \
+	test $$go_status -eq 0 && test $$kits_status -eq 0
 
 test/short: tools ## run every test without the race detector (faster)
 	kits/setup

@@ -19,6 +19,8 @@ import (
 
 	"github.com/factuarea/webhooks/client"
 	"github.com/factuarea/webhooks/internal/service"
+	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 // The tests below run the client against the real service, started
@@ -34,10 +36,24 @@ type testService struct {
 	url string
 }
 
+// migratedSQLite is a SQLite file that Open migrated once for the
+// package's tests: each service starts on a copy of it (the migrations took
+// most of a start under the race detector), and finds every migration
+// applied, as on a restart.
+var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
 func startService(t *testing.T) *testService {
 	t.Helper()
+	path := filepath.Join(t.TempDir(), "webhooks.db")
+	migratedSQLite.Copy(t, path)
 	cfg := service.Config{
-		Database:       filepath.Join(t.TempDir(), "webhooks.db"),
+		Database:       path,
 		AdminKey:       adminKey,
 		AllowNetworks:  []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")},
 		AllowHTTP:      true,

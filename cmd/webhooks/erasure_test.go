@@ -31,7 +31,7 @@ func TestErasure_KillDuringLargeErasure(t *testing.T) {
 	}
 	const (
 		adminKey = "erasure-test-admin-key"
-		bigN     = 6_000 // the deleted company's events
+		bigN     = 2_000 // the deleted company's events: 40 chunks (webhooks.ErasureChunk), the kill after the fourth or so
 		keepN    = 200   // the other company's
 		answered = 100   // of the big company's, delivered before the endpoint is disabled
 	)

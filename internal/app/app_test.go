@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -106,11 +107,24 @@ func TestCallers(t *testing.T) {
 	}
 }
 
+// migratedSQLite is a SQLite file that Open migrated once for the
+// package's tests; each fresh store opens a copy of it (the migrations take
+// most of an Open under the race detector).
+var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
 // openStack opens a SQLite store in a temporary folder, under a queue
 // core, as the service runs it.
 func openStack(tb testing.TB) storetest.Store {
 	tb.Helper()
-	st, err := sqlite.Open(tb.Context(), filepath.Join(tb.TempDir(), "app.db"))
+	path := filepath.Join(tb.TempDir(), "app.db")
+	migratedSQLite.Copy(tb, path)
+	st, err := sqlite.Open(tb.Context(), path)
 	if err != nil {
 		tb.Fatal(err)
 	}

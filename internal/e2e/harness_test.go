@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -17,7 +20,10 @@ import (
 
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/pgtest"
+	"github.com/factuarea/webhooks/internal/postgres"
 	"github.com/factuarea/webhooks/internal/service"
+	"github.com/factuarea/webhooks/internal/sqlite"
+	"github.com/factuarea/webhooks/internal/storetest"
 )
 
 const adminKey = "test-admin-key"
@@ -51,10 +57,32 @@ func backends(t *testing.T) map[string][]options {
 	return map[string][]options{"SQLite": nil, "PostgreSQL": {withPostgres(t)}}
 }
 
-// withPostgres runs the service on a PostgreSQL schema of the test's own.
+// withPostgres runs the service on a PostgreSQL database of the test's own,
+// a copy of migratedPostgres.
 func withPostgres(t *testing.T) options {
-	url := pgtest.SchemaURL(t)
+	url := migratedPostgres.URL(t)
 	return func(c *service.Config) { c.Database = url }
+}
+
+// migratedPostgres is a database that postgres.Open migrated, made once for
+// the package (TestMain drops it): migrating a new schema took most of a
+// PostgreSQL service's start, most of it PostgreSQL's. The service finds
+// every migration applied, as on a restart.
+var migratedPostgres = pgtest.NewTemplate(func(ctx context.Context, url string) error {
+	s, err := postgres.Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if err := migratedPostgres.Drop(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: drop the template database:", err)
+		code = max(code, 1)
+	}
+	os.Exit(code)
 }
 
 // startService runs the service on a fresh SQLite file (or path, to reopen
@@ -90,6 +118,9 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 	if ts.now == nil {
 		ts.now = time.Now
 	}
+	if cfg.Database == path {
+		seedSQLite(t, path)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := service.Open(ctx, cfg)
 	if err != nil {
@@ -118,6 +149,29 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 	}
 	t.Cleanup(ts.stop)
 	return ts
+}
+
+// migratedSQLite is a database file that sqlite.Open created and migrated,
+// once for the package (storetest.FileTemplate).
+var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
+// seedSQLite makes the new SQLite file at path a copy of migratedSQLite,
+// unless a file is there already (a test that reopens a database). The
+// migrations took most of a service's start under the race detector, and
+// the tests start one or more services each; the service then finds every
+// migration applied, as on a restart.
+func seedSQLite(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	migratedSQLite.Copy(t, path)
 }
 
 // waitFor waits until cond holds, re-checking after each stored batch of

@@ -1,6 +1,7 @@
 package portal_test
 
 import (
+	"context"
 	"html"
 	"io"
 	"net/http"
@@ -62,10 +63,23 @@ type bundle struct {
 	a, b     tenant
 }
 
+// migratedSQLite is a SQLite file that Open migrated once for the
+// package's tests; each fresh store opens a copy of it (the migrations take
+// most of an Open under the race detector).
+var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
 func setup(t *testing.T) *bundle {
 	t.Helper()
 	t.Parallel()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "portal.db"))
+	path := filepath.Join(t.TempDir(), "portal.db")
+	migratedSQLite.Copy(t, path)
+	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

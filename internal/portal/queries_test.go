@@ -99,7 +99,9 @@ func (s *countingStore) ListEventDeliveries(ctx context.Context, events, endpoin
 // page, however many of its deliveries failed without an answer.
 func TestPages_Queries(t *testing.T) {
 	reads := func(companies int) map[string]int64 {
-		db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "portal.db"))
+		path := filepath.Join(t.TempDir(), "portal.db")
+		migratedSQLite.Copy(t, path)
+		db, err := sqlite.Open(t.Context(), path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,7 +54,9 @@ type plannedAttempt struct {
 
 func newDemo(t *testing.T) *demo {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "demo.db"))
+	path := filepath.Join(t.TempDir(), "demo.db")
+	migratedSQLite.Copy(t, path)
+	st, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}

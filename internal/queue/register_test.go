@@ -20,11 +20,23 @@ import (
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
+// migratedSQLite is a SQLite file that Open migrated once for the
+// package's tests; each fresh store opens a copy of it (the migrations take
+// most of an Open under the race detector).
+var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
+	s, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+})
+
 // openSQLite opens a SQLite backend in a temporary folder, and the path
 // of its file.
 func openSQLite(t *testing.T) (*sqlite.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "db.sqlite")
+	migratedSQLite.Copy(t, path)
 	s, err := sqlite.Open(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
