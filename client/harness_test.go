@@ -40,13 +40,7 @@ type testService struct {
 // package's tests: each service starts on a copy of it (the migrations took
 // most of a start under the race detector), and finds every migration
 // applied, as on a restart.
-var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedSQLite = storetest.NewFileTemplate(sqlite.Migrate)
 
 func startService(t *testing.T) *testService {
 	t.Helper()

@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -110,13 +109,7 @@ func TestCallers(t *testing.T) {
 // migratedSQLite is a SQLite file that Open migrated once for the
 // package's tests; each fresh store opens a copy of it (the migrations take
 // most of an Open under the race detector).
-var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedSQLite = storetest.NewFileTemplate(sqlite.Migrate)
 
 // openStack opens a SQLite store in a temporary folder, under a queue
 // core, as the service runs it.

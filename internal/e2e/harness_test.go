@@ -68,13 +68,7 @@ func withPostgres(t *testing.T) options {
 // the package (TestMain drops it): migrating a new schema took most of a
 // PostgreSQL service's start, most of it PostgreSQL's. The service finds
 // every migration applied, as on a restart.
-var migratedPostgres = pgtest.NewTemplate(func(ctx context.Context, url string) error {
-	s, err := postgres.Open(ctx, url)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedPostgres = pgtest.NewTemplate(postgres.Migrate)
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -153,13 +147,7 @@ func startService(t *testing.T, path string, opts ...options) *testService {
 
 // migratedSQLite is a database file that sqlite.Open created and migrated,
 // once for the package (storetest.FileTemplate).
-var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedSQLite = storetest.NewFileTemplate(sqlite.Migrate)
 
 // seedSQLite makes the new SQLite file at path a copy of migratedSQLite,
 // unless a file is there already (a test that reopens a database). The

@@ -115,27 +115,25 @@ func (tp *Template) URL(tb testing.TB) string {
 			tb.Errorf("drop database: %v", err)
 		}
 	})
-	return databaseURL(tb, name)
+	u, err := urlOf(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
 }
 
 // make creates the template's database and prepares it.
 func (tp *Template) make() error {
+	if err := exec(`CREATE DATABASE ` + tp.name); err != nil {
+		return err
+	}
+	u, err := urlOf(tp.name)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, URL())
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `CREATE DATABASE `+tp.name); err != nil {
-		return err
-	}
-	u, err := url.Parse(URL())
-	if err != nil {
-		return err
-	}
-	u.Path = "/" + tp.name
-	return tp.prepare(ctx, u.String())
+	return tp.prepare(ctx, u)
 }
 
 // Drop drops the template, if a copy made it; call it once the tests that
@@ -151,6 +149,13 @@ func (tp *Template) Drop() error {
 // dropDatabase drops a database the tests made, and the sessions still on
 // it.
 func dropDatabase(name string) error {
+	return exec(`DROP DATABASE IF EXISTS ` + name + ` WITH (FORCE)`)
+}
+
+// exec runs one statement on a connection of its own (CREATE and DROP
+// DATABASE run outside any transaction, and outside a test's cleanup
+// order).
+func exec(sql string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, URL())
@@ -158,19 +163,18 @@ func dropDatabase(name string) error {
 		return err
 	}
 	defer conn.Close(context.Background())
-	_, err = conn.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+	_, err = conn.Exec(ctx, sql)
 	return err
 }
 
-// databaseURL is URL with another database.
-func databaseURL(tb testing.TB, name string) string {
-	tb.Helper()
+// urlOf is URL with another database.
+func urlOf(name string) (string, error) {
 	u, err := url.Parse(URL())
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	u.Path = "/" + name
-	return u.String()
+	return u.String(), nil
 }
 
 func randomName(prefix string) string {

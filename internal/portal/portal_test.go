@@ -1,7 +1,6 @@
 package portal_test
 
 import (
-	"context"
 	"html"
 	"io"
 	"net/http"
@@ -66,13 +65,7 @@ type bundle struct {
 // migratedSQLite is a SQLite file that Open migrated once for the
 // package's tests; each fresh store opens a copy of it (the migrations take
 // most of an Open under the race detector).
-var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedSQLite = storetest.NewFileTemplate(sqlite.Migrate)
 
 func setup(t *testing.T) *bundle {
 	t.Helper()

@@ -112,6 +112,17 @@ func WithLogger(l *slog.Logger) Option {
 	return func(o *options) { o.log = l }
 }
 
+// Migrate applies the migrations the database at url lacks and closes its
+// connections: Open's migrations alone (tests copy a database migrated
+// once: pgtest.Template).
+func Migrate(ctx context.Context, url string) error {
+	s, err := Open(ctx, url)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
 // Open connects to the database at url (a postgres:// URL or a key=value
 // connection string) and applies the migrations it lacks. Several processes
 // may open one database at once: migrations wait for each other.

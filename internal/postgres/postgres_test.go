@@ -48,13 +48,7 @@ func MustOpenFresh(tb testing.TB) *Store {
 // it PostgreSQL's). Open then finds every migration applied, as on a
 // restart; the copies use the default search_path, as the service does.
 func TestStore(t *testing.T) {
-	template := pgtest.NewTemplate(func(ctx context.Context, url string) error {
-		s, err := Open(ctx, url)
-		if err != nil {
-			return err
-		}
-		return s.Close()
-	})
+	template := pgtest.NewTemplate(Migrate)
 	t.Cleanup(func() {
 		if err := template.Drop(); err != nil {
 			t.Errorf("drop the template database: %v", err)

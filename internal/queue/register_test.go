@@ -23,13 +23,7 @@ import (
 // migratedSQLite is a SQLite file that Open migrated once for the
 // package's tests; each fresh store opens a copy of it (the migrations take
 // most of an Open under the race detector).
-var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedSQLite = storetest.NewFileTemplate(sqlite.Migrate)
 
 // openSQLite opens a SQLite backend in a temporary folder, and the path
 // of its file.

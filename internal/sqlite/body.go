@@ -22,8 +22,8 @@ type storedBody struct {
 // insertBody returns the number of the event's body with these bytes,
 // storing them first if the event has none equal: the deliveries of an
 // event to endpoints of one payload version and envelope, and replays,
-// share one row. The event's bodies are read once per transaction; a new
-// event has none, so registration reads nothing more than one key.
+// share one row. The event's bodies are read once per transaction; an event
+// inserted in it has none, and reads nothing (insertEvent says so).
 // An empty body (an erased event's replay) is stored as none.
 func (t *txn) insertBody(ctx context.Context, eventID string, body []byte) (sql.NullInt64, error) {
 	if len(body) == 0 {

@@ -135,11 +135,10 @@ func insertDeliveryRows(ctx context.Context, tx *txn, ds []*webhooks.Delivery, l
 }
 
 // maxDeliveryRows is the most rows an insert of deliveries holds (a power
-// of two), deliveryRowArgs the arguments of one.
-const (
-	maxDeliveryRows = 32
-	deliveryRowArgs = 22
-)
+// of two), deliveryRowArgs the arguments of one: its columns and the lease.
+const maxDeliveryRows = 32
+
+var deliveryRowArgs = strings.Count(deliveryInsertCols, ",") + 1 + 2
 
 // qInsertDeliveries inserts n deliveries, returning the ids of those
 // inserted.

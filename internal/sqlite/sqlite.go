@@ -58,6 +58,17 @@ func uriPath(path string) string {
 	return strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
 }
 
+// Migrate creates the database file at path, or upgrades it, and closes
+// it: Open's migrations alone (tests start from a copy of a file migrated
+// once: storetest.FileTemplate).
+func Migrate(ctx context.Context, path string) error {
+	s, err := Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
 // Open opens (creating it if needed) the database file at path, takes the
 // file's lock, applies migrations and hands back claims a previous process
 // left behind: holding the lock proves that process is gone.

@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -12,13 +11,7 @@ import (
 
 // migratedSQLite is a database file that Open created and migrated, once
 // for the package's tests (storetest.FileTemplate).
-var migratedSQLite = storetest.NewFileTemplate(func(ctx context.Context, path string) error {
-	s, err := sqlite.Open(ctx, path)
-	if err != nil {
-		return err
-	}
-	return s.Close()
-})
+var migratedSQLite = storetest.NewFileTemplate(sqlite.Migrate)
 
 // TestStore runs the store suite on a new database file per test: a file
 // (not :memory:) is what the service runs on. Each test's file is a copy
