@@ -72,6 +72,15 @@ type Config struct {
 	// PollInterval is the safety net: the engine looks for due work at
 	// least this often, even if nothing woke it.
 	PollInterval time.Duration
+	// RecordWindow is how long the records of ended attempts may wait for
+	// more before they are stored (0: stored once the dispatcher is free;
+	// a claim stores them at once, and a batch of DefaultBatchSize goes
+	// without waiting). It is the backend's (driver.GroupCommit): a
+	// database whose cost follows its transactions, shared by several
+	// processes that each see a share of the attempts, would otherwise
+	// store a few records per transaction. The slots free as the attempts
+	// end, so the window delays only what the API shows.
+	RecordWindow time.Duration
 	// ShutdownGrace is how long Run waits, once its context ends, for the
 	// attempts in flight to finish before it aborts them and hands their
 	// deliveries back. Defaults to AttemptTimeout plus one second.
@@ -270,6 +279,7 @@ type dispatcher struct {
 	attemptCtx context.Context
 	records    []*webhooks.AttemptRecord // of ended attempts, not stored yet
 	endpoints  []string                  // records[i]'s endpoint, whose slot it holds
+	since      time.Time                 // when records' first ended (see RecordWindow)
 	aborted    []*webhooks.Claim         // claims to hand back
 	deferred   []*webhooks.Claim         // claims a rate limit held back, to hand back until…
 	until      []time.Time               // …deferred[i]'s time
@@ -294,6 +304,9 @@ func (d *dispatcher) collect(r result) {
 		return
 	}
 	d.unstored.Add(1)
+	if len(d.records) == 0 {
+		d.since = time.Now() // the wall's: the window is the process's, not the domain's clock
+	}
 	d.records = append(d.records, r.record)
 	d.endpoints = append(d.endpoints, r.claim.Endpoint.ID)
 	// The dispatcher learns the retries it schedules (see nextScheduled).
@@ -330,7 +343,7 @@ func (d *dispatcher) loop(ctx context.Context) {
 			if n, err = d.claim(ctx, limit); err == nil {
 				look = limit > 0 && n == limit // there may be more due right now
 			}
-		case len(d.records) > 0:
+		case len(d.records) > 0 && d.recordsDue():
 			err = d.record(ctx)
 		default:
 			d.wait(ctx, timer, &look)
@@ -382,12 +395,25 @@ func (d *dispatcher) queued() bool {
 	return false
 }
 
+// recordsDue reports whether the records waiting are to be stored now
+// (see RecordWindow).
+func (d *dispatcher) recordsDue() bool {
+	return len(d.records) >= DefaultBatchSize || time.Since(d.since) >= d.cfg.RecordWindow
+}
+
 // wait waits for something to do: a wake-up or the poll (then *look is
-// set), an ended attempt, or handed claims.
+// set), the end of the records' window, an ended attempt, or handed
+// claims.
 func (d *dispatcher) wait(ctx context.Context, timer *time.Timer, look *bool) {
 	wait := d.cfg.PollInterval
 	if next := d.nextScheduled(ctx); !next.IsZero() {
 		wait = min(wait, max(next.Sub(d.cfg.Now()), time.Millisecond))
+	}
+	polled := true // the timer is the poll's, not the records' window's
+	if len(d.records) > 0 {
+		if w := max(time.Until(d.since.Add(d.cfg.RecordWindow)), 0); w < wait {
+			wait, polled = w, false
+		}
 	}
 	timer.Reset(wait)
 	select {
@@ -395,7 +421,7 @@ func (d *dispatcher) wait(ctx context.Context, timer *time.Timer, look *bool) {
 	case <-d.wake:
 		*look = true
 	case <-timer.C:
-		*look = true
+		*look = polled
 	case r := <-d.results:
 		d.collect(r)
 	case cs := <-d.handed:

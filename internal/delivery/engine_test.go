@@ -30,6 +30,7 @@ type queueStore struct {
 	failRecords int           // storing records fails this many times first
 	mostClaimed int           // the most claims held at once
 	claimCalls  int           // ClaimDeliveries transactions
+	recordCalls int           // RecordAttempts transactions
 	recordGate  chan struct{} // if set, storing records waits for it to close
 }
 
@@ -98,6 +99,7 @@ func (s *queueStore) RecordAttempts(_ context.Context, records []*webhooks.Attem
 		s.failRecords--
 		return errors.New("the database is down")
 	}
+	s.recordCalls++
 	s.viaRecord += s.store(records)
 	return nil
 }
@@ -390,6 +392,49 @@ func TestEngine_HandOff(t *testing.T) {
 	defer s.mu.Unlock()
 	if s.viaRecord != 5 || s.claimCalls != calls {
 		t.Errorf("%d records by RecordAttempts and %d claim transactions; want 5 and none", s.viaRecord, s.claimCalls-calls)
+	}
+}
+
+// TestEngine_RecordWindow: the records of attempts that end apart are
+// stored together within the RecordWindow, and at once without one.
+func TestEngine_RecordWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window   time.Duration
+		min, max int // transactions
+	}{{0, 3, 5}, {time.Second, 1, 1}} {
+		t.Run(tc.window.String(), func(t *testing.T) {
+			// The n-th request is answered 50·n ms after it arrives.
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				time.Sleep(time.Duration(n.Add(1)) * 50 * time.Millisecond)
+				w.WriteHeader(204)
+			}))
+			t.Cleanup(srv.Close)
+			s := newQueueStore(srv.URL, 0)
+			e := newEngine(s, Config{PerEndpoint: 8, ShutdownGrace: time.Second, RecordWindow: tc.window})
+			run(t, e)
+			waitUntil(t, "the engine running", func() bool { return e.HasRoom() })
+			var claims []*webhooks.Claim
+			s.mu.Lock()
+			for range 5 {
+				token, _, ok := e.Lease(s.ep.ID, time.Now())
+				if !ok {
+					t.Fatal("lease refused")
+				}
+				d := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
+					Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
+				s.claimed[d.ID] = token
+				claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: token})
+			}
+			s.mu.Unlock()
+			e.Hand(claims)
+			waitUntil(t, "the records stored", func() bool { r, _, _, _, _, _ := s.counts(); return r == 5 })
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.recordCalls < tc.min || s.recordCalls > tc.max {
+				t.Errorf("records stored in %d transactions, want %d to %d", s.recordCalls, tc.min, tc.max)
+			}
+		})
 	}
 }
 

@@ -36,6 +36,9 @@ type GroupCommit struct {
 	// one writer (SQLite's one write connection): the registrar makes way
 	// for records, which free the slots new deliveries need.
 	SharedWriter bool
+	// RecordWindow is how long the engine's records of ended attempts may
+	// wait for more before they are stored (delivery.Config.RecordWindow).
+	RecordWindow time.Duration
 }
 
 // RegisterTx is a registration group's transaction.

@@ -250,6 +250,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Concurrency:    cfg.Concurrency,
 		PerEndpoint:    cfg.PerEndpoint,
 		PollInterval:   cfg.PollInterval,
+		RecordWindow:   store.GroupCommit().RecordWindow,
 		Lease:          cfg.Lease,
 		ShutdownGrace:  cfg.ShutdownGrace,
 		IsRefused:      func(err error) bool { return errors.Is(err, netguard.ErrAddressNotAllowed) },
