@@ -41,10 +41,7 @@ func newQueueStore(url string, n int) *queueStore {
 		recorded: map[string]int{},
 	}
 	for range n {
-		s.due = append(s.due, &webhooks.Delivery{
-			ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
-			Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`),
-		})
+		s.due = append(s.due, s.pending())
 	}
 	return s
 }
@@ -61,6 +58,22 @@ func (s *queueStore) store(records []*webhooks.AttemptRecord) int {
 		}
 	}
 	return n
+}
+
+// pending is a new pending delivery to the store's endpoint.
+func (s *queueStore) pending() *webhooks.Delivery {
+	return &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
+		Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
+}
+
+// inserted is what a registration inserts leased to token, for the
+// engine to be handed: a pending delivery of the endpoint, claimed.
+func (s *queueStore) inserted(token string) *webhooks.Claim {
+	d := s.pending()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.claimed[d.ID] = token
+	return &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: token}
 }
 
 func (s *queueStore) ClaimDeliveries(_ context.Context, r webhooks.ClaimRequest) ([]*webhooks.Claim, error) {
@@ -378,14 +391,11 @@ func TestEngine_HandOff(t *testing.T) {
 
 	s.mu.Lock()
 	calls := s.claimCalls
+	s.mu.Unlock()
 	var claims []*webhooks.Claim
 	for _, token := range tokens[:5] {
-		d := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
-			Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
-		s.claimed[d.ID] = token // what the store inserted
-		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: token})
+		claims = append(claims, s.inserted(token))
 	}
-	s.mu.Unlock()
 	e.Hand(claims)
 	waitUntil(t, "the handed deliveries recorded", func() bool { r, _, _, _, _, _ := s.counts(); return r == 5 })
 	s.mu.Lock()
@@ -415,18 +425,13 @@ func TestEngine_RecordWindow(t *testing.T) {
 			run(t, e)
 			waitUntil(t, "the engine running", func() bool { return e.HasRoom() })
 			var claims []*webhooks.Claim
-			s.mu.Lock()
 			for range 5 {
 				token, _, ok := e.Lease(s.ep.ID, time.Now())
 				if !ok {
 					t.Fatal("lease refused")
 				}
-				d := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
-					Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
-				s.claimed[d.ID] = token
-				claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: token})
+				claims = append(claims, s.inserted(token))
 			}
-			s.mu.Unlock()
 			e.Hand(claims)
 			waitUntil(t, "the records stored", func() bool { r, _, _, _, _, _ := s.counts(); return r == 5 })
 			s.mu.Lock()
@@ -455,12 +460,7 @@ func TestEngine_LeaseCountsAttemptsInFlight(t *testing.T) {
 		if !ok {
 			t.Fatal("a lease refused below the cap")
 		}
-		d := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
-			Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
-		s.mu.Lock()
-		s.claimed[d.ID] = token
-		s.mu.Unlock()
-		claims = append(claims, &webhooks.Claim{Delivery: d, Endpoint: s.ep, Token: token})
+		claims = append(claims, s.inserted(token))
 	}
 	if _, _, ok := e.Lease(s.ep.ID, time.Now()); ok {
 		t.Fatal("a third lease with two attempts in flight and a cap of 2")
@@ -496,13 +496,10 @@ func TestEngine_ClaimPastTheCapWaits(t *testing.T) {
 	}
 	// Not in the store's claims: its transaction has not committed when
 	// the claim below counts the endpoint's.
-	handed := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(), EventType: "invoice.sent",
-		Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)}
-	e.Hand([]*webhooks.Claim{{Delivery: handed, Endpoint: s.ep, Token: token}})
+	e.Hand([]*webhooks.Claim{{Delivery: s.pending(), Endpoint: s.ep, Token: token}})
 	waitUntil(t, "the handed attempt", func() bool { return arrived.Load() == 1 })
 	s.mu.Lock()
-	s.due = append(s.due, &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: s.ep.ID, EventID: webhooks.NewID(),
-		EventType: "invoice.sent", Status: webhooks.DeliveryPending, Body: []byte(`{"id":"evt"}`)})
+	s.due = append(s.due, s.pending())
 	s.mu.Unlock()
 	e.Wake() // the claim finds it due
 	waitUntil(t, "the claim deferred", func() bool {
