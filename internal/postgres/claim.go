@@ -360,7 +360,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	// ended meanwhile, only a transition that overrides an end does
 	// (webhooks.Transition.OverridesEnd).
 	b.Queue(`WITH r AS (
-				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[], $6::text[], $7::timestamptz[],
+				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[]::delivery_status[], $6::text[], $7::timestamptz[],
 					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[], $14::bool[])
 					WITH ORDINALITY AS r(delivery_id, token, number, response_status, status, reason, next_attempt_at,
 						updated, started_at, duration_ms, response_body, error, manual, overrides, ord)

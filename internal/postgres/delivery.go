@@ -193,7 +193,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 			SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.relationship, u.replay_of, u.status, u.reason, u.attempt_count,
 				u.next_attempt_at, u.last_response_status, u.manual, (SELECT nb.n FROM numbered nb WHERE nb.k = u.body_k),
 				u.created, u.updated, u.schedule_factor, u.rehearsal, u.ordering_key, u.waiting_for
-			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[], $8::text[],
+			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[]::delivery_status[], $8::text[],
 				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::timestamptz[], $15::timestamptz[], $16::int[],
 				$19::bool[], $20::text[], $21::uuid[]) AS u(id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason,
 				attempt_count, next_attempt_at, last_response_status, manual, body_k, created, updated, schedule_factor, rehearsal,
@@ -325,11 +325,13 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 		q.cursorTable, q.table = q.table, qPendingDeliveries
 	case webhooks.DeliveryDelivered:
 		// Nearly every delivery: the endpoint's history, filtered.
-		q.where("status = $%d", f.Status)
+		q.where("status = $%d::text::delivery_status", f.Status)
+	case webhooks.DeliveryFailed, webhooks.DeliveryFailedPermanently:
+		// The failed states by their index.
+		q.where("failed_status = $%d::text::delivery_status", f.Status)
 	default:
-		// The failed states by their index; a status no delivery has
-		// matches no row of it.
-		q.where("failed_status = $%d", f.Status)
+		// A state no delivery has.
+		q.none = true
 	}
 	if f.EventID != "" {
 		q.whereID("event_id", f.EventID)
@@ -346,7 +348,7 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 		return s.countDeliveries(ctx, qPendingDeliveries, endpointIDs, since, bucket, qRetrying)
 	}
 	return s.countDeliveries(ctx, "deliveries", endpointIDs, since, bucket,
-		qEndpointKeys("endpoint_id", "$1")+` AND status = ANY ($4::text[])`, webhooks.DeliveryStatuses)
+		qEndpointKeys("endpoint_id", "$1")+` AND status = ANY ($4::text[]::delivery_status[])`, webhooks.DeliveryStatuses)
 }
 
 // qEndpointKey is the condition that reads deliveries_endpoint (migration
@@ -415,7 +417,7 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 		next[i], updated[i], manual[i], waiting[i] = timePtr(d.NextAttemptAt), timePtr(d.Updated), d.Manual, d.WaitingFor
 	}
 	_, err := t.Exec(ctx, `WITH r AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bool[], $6::timestamptz[], $7::text[], $8::uuid[])
+			SELECT * FROM unnest($1::uuid[], $2::text[]::delivery_status[], $3::text[], $4::timestamptz[], $5::bool[], $6::timestamptz[], $7::text[], $8::uuid[])
 				AS r(id, status, reason, next_attempt_at, manual, updated, ordering_key, waiting_for)
 		), u AS (
 			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual, updated = r.updated,
@@ -453,7 +455,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 	}, `SELECT `+deliveryColsOf("d")+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.endpoint_id = $1 AND `+qEndpointKey("d.endpoint_id", "$1")+` AND d.created >= $2 AND d.created < $3 AND d.`+status+` = ANY ($4::text[])
+		WHERE d.endpoint_id = $1 AND `+qEndpointKey("d.endpoint_id", "$1")+` AND d.created >= $2 AND d.created < $3 AND d.`+status+` = ANY ($4::text[]::delivery_status[])
 		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))
 		ORDER BY d.id
