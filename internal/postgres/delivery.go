@@ -314,7 +314,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f webhooks.DeliveryFilter, p
 	q := listQuery{table: "deliveries", cols: deliveryColsNoBody}
 	q.whereID("endpoint_id", f.EndpointID)
 	if f.Status != webhooks.DeliveryPending && !q.none {
-		q.where(qEndpointKey("endpoint_id", "$%d"), f.EndpointID)
+		q.where(qIDKey("endpoint_id", "$%d"), f.EndpointID)
 	}
 	q.scoped()
 	switch f.Status {
@@ -348,19 +348,7 @@ func (s *Store) CountDeliveries(ctx context.Context, endpointIDs []string, since
 		return s.countDeliveries(ctx, qPendingDeliveries, endpointIDs, since, bucket, qRetrying)
 	}
 	return s.countDeliveries(ctx, "deliveries", endpointIDs, since, bucket,
-		qEndpointKeys("endpoint_id", "$1")+` AND status = ANY ($4::text[]::delivery_status[])`, webhooks.DeliveryStatuses)
-}
-
-// qEndpointKey is the condition that reads deliveries_endpoint (migration
-// 0020) for the endpoint whose id is param, beside col = param: the index's
-// first column is a 64-bit hash of the endpoint's id.
-func qEndpointKey(col, param string) string {
-	return "uuid_hash_extended(" + col + ", 0) = uuid_hash_extended(" + param + "::uuid, 0)"
-}
-
-// qEndpointKeys is qEndpointKey for the endpoints of the uuid[] param.
-func qEndpointKeys(col, param string) string {
-	return "uuid_hash_extended(" + col + ", 0) = ANY (ARRAY(SELECT uuid_hash_extended(k, 0) FROM unnest(" + param + "::uuid[]) k))"
+		qIDKeys("endpoint_id", "$1")+` AND status = ANY ($4::text[]::delivery_status[])`, webhooks.DeliveryStatuses)
 }
 
 // qRetrying is webhooks.Delivery.Retrying's rule for a pending delivery.
@@ -455,7 +443,7 @@ func (t *txn) RecoverCandidates(ctx context.Context, f webhooks.RecoverFilter) (
 	}, `SELECT `+deliveryColsOf("d")+`, e.created, e.test, e.erased IS NOT NULL OR EXISTS (
 			SELECT 1 FROM erasures x WHERE x.company_id = e.company_id OR x.account_id = e.account_id)
 		FROM deliveries d JOIN events e ON e.id = d.event_id
-		WHERE d.endpoint_id = $1 AND `+qEndpointKey("d.endpoint_id", "$1")+` AND d.created >= $2 AND d.created < $3 AND d.`+status+` = ANY ($4::text[]::delivery_status[])
+		WHERE d.endpoint_id = $1 AND `+qIDKey("d.endpoint_id", "$1")+` AND d.created >= $2 AND d.created < $3 AND d.`+status+` = ANY ($4::text[]::delivery_status[])
 		AND NOT EXISTS (SELECT 1 FROM deliveries n WHERE n.event_id = d.event_id AND n.endpoint_id = d.endpoint_id
 			AND (n.created, n.id) > (d.created, d.id))
 		ORDER BY d.id

@@ -57,16 +57,20 @@ func (s *Store) FindEvent(ctx context.Context, id string) (*webhooks.Event, erro
 // ListEvents implements driver.Store.
 func (s *Store) ListEvents(ctx context.Context, f webhooks.EventFilter, p webhooks.Page) (*webhooks.List[*webhooks.Event], error) {
 	q := listQuery{table: "events e", cols: eventReadCols, conds: []string{"NOT test"}}
-	if f.CompanyID != "" {
-		q.whereID("company_id", f.CompanyID)
-	} else {
+	scope, id := "company_id", f.CompanyID
+	if f.CompanyID == "" {
 		// The account's log leaves out the operational events about its
 		// endpoints: they are the platform's (the index says so too).
-		q.whereID("account_id", f.AccountID)
+		scope, id = "account_id", f.AccountID
 		q.conds = append(q.conds, "NOT operational")
+	}
+	q.whereID(scope, id)
+	if !q.none {
+		q.where(qIDKey(scope, "$%d"), id)
 	}
 	if f.Type != "" {
 		q.where("type = $%d", f.Type)
+		q.where(qTextKey("type", "$%d"), f.Type)
 	}
 	if !f.CreatedGTE.IsZero() {
 		q.where("created >= $%d", ts(f.CreatedGTE))
