@@ -86,10 +86,7 @@ func TestStore_HashKeyedListsReadOnePage(t *testing.T) {
 // have returned.
 func entriesRead(t *testing.T, s *Store, schema, index string) int64 {
 	t.Helper()
-	if _, err := s.pool.Exec(t.Context(), `SELECT pg_stat_force_next_flush()`); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t)
+	conn := flushedStats(t, s)
 	defer conn.Close(context.Background())
 	var n int64
 	if err := conn.QueryRow(t.Context(), `SELECT idx_tup_read FROM pg_stat_user_indexes WHERE schemaname = $1 AND indexrelname = $2`,

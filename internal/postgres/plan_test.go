@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	webhooks "github.com/factuarea/webhooks"
 	"github.com/factuarea/webhooks/internal/driver"
 	"github.com/factuarea/webhooks/internal/storetest"
@@ -260,10 +262,7 @@ func firstOf(t *testing.T, s *Store, endpointID, eventID string) string {
 // connection reports it.
 func scans(t *testing.T, s *Store, schema string) map[string]int64 {
 	t.Helper()
-	if _, err := s.pool.Exec(t.Context(), `SELECT pg_stat_force_next_flush()`); err != nil {
-		t.Fatal(err)
-	}
-	conn := connect(t)
+	conn := flushedStats(t, s)
 	defer conn.Close(context.Background())
 	rows, err := conn.Query(t.Context(), `SELECT indexrelname, idx_scan FROM pg_stat_user_indexes
 		WHERE schemaname = $1 AND relname IN ('deliveries', 'queue', 'events')
@@ -284,4 +283,14 @@ func scans(t *testing.T, s *Store, schema string) map[string]int64 {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// flushedStats flushes the statistics of s's one connection and returns
+// another connection, to read them.
+func flushedStats(t *testing.T, s *Store) *pgx.Conn {
+	t.Helper()
+	if _, err := s.pool.Exec(t.Context(), `SELECT pg_stat_force_next_flush()`); err != nil {
+		t.Fatal(err)
+	}
+	return connect(t)
 }
