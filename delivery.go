@@ -68,7 +68,6 @@ type Delivery struct {
 	WaitingFor  string
 	Body        []byte
 	Created     time.Time
-	Updated     time.Time
 
 	Attempts []*Attempt // filled by FindDelivery only
 }
@@ -90,7 +89,7 @@ func (d *Delivery) Resendable() bool { return slices.Contains(ResendableStatuses
 // by hand, or a recovery's, SPEC 6): if it fails, the delivery ends
 // failed, with no schedule behind it.
 func (d *Delivery) Rearm(now time.Time) {
-	d.Status, d.Reason, d.NextAttemptAt, d.Manual, d.Updated = DeliveryPending, "", now, true, now
+	d.Status, d.Reason, d.NextAttemptAt, d.Manual = DeliveryPending, "", now, true
 }
 
 // Retrying reports whether the delivery is being retried on the schedule:

@@ -41,7 +41,7 @@ func (d *Delivery) Replay(now time.Time) *Delivery {
 	r := &Delivery{
 		ID: NewID(), EndpointID: d.EndpointID, EventID: d.EventID, EventType: d.EventType,
 		Relationship: d.Relationship, ReplayOf: d.ID, Status: DeliveryPending, NextAttemptAt: now,
-		Manual: true, Body: d.Body, Created: now, Updated: now,
+		Manual: true, Body: d.Body, Created: now,
 	}
 	// A replay by hand is sent at once, whatever the order (SPEC 18): it
 	// is in no chain; a recovery puts its replays back in theirs.

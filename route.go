@@ -100,7 +100,6 @@ func newDelivery(ev *Event, ep *Endpoint, rel Relationship, now time.Time) (*Del
 		NextAttemptAt: now,
 		Body:          body,
 		Created:       now,
-		Updated:       now,
 	}
 	if !ep.Enabled() {
 		d.Status, d.Reason, d.NextAttemptAt = DeliveryFailed, ReasonEndpointDisabled, time.Time{}

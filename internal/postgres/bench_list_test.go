@@ -48,7 +48,7 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 	}
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"deliveries"},
 		[]string{"id", "endpoint_id", "event_id", "event_type", "relationship", "replay_of", "status", "reason", "attempt_count",
-			"next_attempt_at", "last_response_status", "manual", "body_n", "created", "updated"},
+			"next_attempt_at", "last_response_status", "manual", "body_n", "created"},
 		pgx.CopyFromSlice(len(deliveries), func(i int) ([]any, error) {
 			d := deliveries[i]
 			var last any
@@ -57,7 +57,7 @@ func (s bulkStore) BulkLoad(ctx context.Context, events []*webhooks.Event, deliv
 			}
 			return []any{d.ID, d.EndpointID, d.EventID, d.EventType, nullString(string(d.Relationship)),
 				nullString(d.ReplayOf), d.Status, nullString(d.Reason), int32(d.AttemptCount), ts(d.NextAttemptAt),
-				last, d.Manual, bodyN[i], ts(d.Created), ts(d.Updated)}, nil
+				last, d.Manual, bodyN[i], ts(d.Created)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("deliveries: %w", err)

@@ -31,9 +31,9 @@ func seedBacklog(b *testing.B, s *Store, endpoints, n int) {
 			RETURNING id
 		)
 		, d AS (
-			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, created, updated)
+			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, created)
 			SELECT gen_random_uuid(), ($5::uuid[])[1 + rn % cardinality($5::uuid[])], id, 'invoice.sent', 'pending', 0,
-				$3::timestamptz + rn * interval '1 millisecond', false, $3, $3
+				$3::timestamptz + rn * interval '1 millisecond', false, $3
 			FROM (SELECT id, row_number() OVER () AS rn FROM ev) e
 			RETURNING id, endpoint_id, next_attempt_at, created
 		)

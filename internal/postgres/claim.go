@@ -336,7 +336,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		ids, tokens, statuses = make([]string, n), make([]string, n), make([]string, n)
 		numbers, respStatus   = make([]int32, n), make([]*int32, n)
 		reasons, errs         = make([]*string, n), make([]*string, n)
-		next, updated, start  = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		next, start           = make([]*time.Time, n), make([]*time.Time, n)
 		durations             = make([]int64, n)
 		bodies                = make([][]byte, n)
 		manual, overrides     = make([]bool, n), make([]bool, n)
@@ -346,7 +346,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 		ids[i], tokens[i], statuses[i] = a.DeliveryID, r.Token, t.Status
 		numbers[i], respStatus[i] = int32(a.Number), int4Ptr(a.ResponseStatus)
 		reasons[i], errs[i] = textPtr(t.Reason), textPtr(validText(a.Error))
-		next[i], updated[i], start[i] = timePtr(t.NextAttemptAt), timePtr(a.StartedAt.Add(a.Duration)), timePtr(a.StartedAt)
+		next[i], start[i] = timePtr(t.NextAttemptAt), timePtr(a.StartedAt)
 		durations[i], bodies[i], manual[i] = a.Duration.Milliseconds(), []byte(a.ResponseBody), a.Manual
 		overrides[i] = t.OverridesEnd()
 		if bodies[i] == nil {
@@ -361,9 +361,9 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	// (webhooks.Transition.OverridesEnd).
 	b.Queue(`WITH r AS (
 				SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::int[], $5::text[]::delivery_status[], $6::text[], $7::timestamptz[],
-					$8::timestamptz[], $9::timestamptz[], $10::bigint[], $11::bytea[], $12::text[], $13::bool[], $14::bool[])
+					$8::timestamptz[], $9::bigint[], $10::bytea[], $11::text[], $12::bool[], $13::bool[])
 					WITH ORDINALITY AS r(delivery_id, token, number, response_status, status, reason, next_attempt_at,
-						updated, started_at, duration_ms, response_body, error, manual, overrides, ord)
+						started_at, duration_ms, response_body, error, manual, overrides, ord)
 			), m AS (
 				SELECT DISTINCT ON (r.delivery_id) r.* FROM r JOIN queue q ON q.delivery_id = r.delivery_id AND q.lease_token = r.token
 				ORDER BY r.delivery_id, r.ord
@@ -374,7 +374,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 					status = CASE WHEN d.status = 'pending' OR m.overrides THEN m.status ELSE d.status END,
 					reason = CASE WHEN d.status = 'pending' OR m.overrides THEN m.reason ELSE d.reason END,
 					next_attempt_at = CASE WHEN d.status = 'pending' OR m.overrides THEN m.next_attempt_at ELSE d.next_attempt_at END,
-					manual = false, updated = m.updated
+					manual = false
 				FROM m WHERE d.id = m.delivery_id
 				RETURNING d.id, d.status, d.next_attempt_at, d.body_n IS NULL AS erased
 			), ended AS (
@@ -390,7 +390,7 @@ func queueRecords(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 				ON CONFLICT DO NOTHING
 			)
 			SELECT m.ord, u.status FROM m JOIN u ON u.id = m.delivery_id`,
-		deliveries, tokens, numbers, respStatus, statuses, reasons, next, updated, start, durations, bodies, errs, manual, overrides).
+		deliveries, tokens, numbers, respStatus, statuses, reasons, next, start, durations, bodies, errs, manual, overrides).
 		Query(func(rows pgx.Rows) error {
 			var ord int
 			var status string

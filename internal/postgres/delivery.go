@@ -24,7 +24,7 @@ func deliveryColsOf(alias string) string {
 	return prefixed(alias, `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
 	next_attempt_at, last_response_status, manual`) +
 		`, coalesce((SELECT b.body FROM bodies b WHERE b.event_id = ` + alias + `.event_id AND b.n = ` + alias + `.body_n), ''::bytea), ` +
-		prefixed(alias, `created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`)
+		prefixed(alias, `created, schedule_factor, rehearsal, ordering_key, waiting_for`)
 }
 
 // bodiesCTE stores the distinct bodies of a batch of deliveries ($22
@@ -39,7 +39,7 @@ const bodiesCTE = `given AS (
 			SELECT g.event_id, g.body, g.k,
 				(SELECT min(b.n) FROM bodies b WHERE b.event_id = g.event_id AND (b.body = g.body OR b.body = g.raw)) AS n,
 				(SELECT coalesce(max(b.n), 0) FROM bodies b WHERE b.event_id = g.event_id) AS top
-			FROM unnest($22::uuid[], $23::bytea[], $24::bytea[]) WITH ORDINALITY AS g(event_id, body, raw, k)
+			FROM unnest($21::uuid[], $22::bytea[], $23::bytea[]) WITH ORDINALITY AS g(event_id, body, raw, k)
 		), numbered AS (
 			SELECT k, event_id, body, n IS NULL AS new,
 				coalesce(n, top + row_number() OVER (PARTITION BY event_id, n IS NULL ORDER BY k))::smallint AS n
@@ -50,7 +50,7 @@ const bodiesCTE = `given AS (
 
 // deliveryInsertCols are the columns a delivery is stored with.
 const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body_n, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, body_n, created, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // qPendingDeliveries are the pending deliveries, as a table with the
 // deliveries' columns (a query on it names them as on deliveries): read
@@ -61,7 +61,7 @@ const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship,
 // ORDER BY created DESC, id DESC". No index of deliveries holds the
 // status (migration 0018): a record that changes it is a HOT update.
 const qPendingDeliveries = `(SELECT q.delivery_id AS id, q.endpoint_id, d.event_id, d.event_type, d.relationship, d.replay_of,
-	d.status, d.reason, d.attempt_count, d.next_attempt_at, d.last_response_status, d.manual, d.body_n, q.created, d.updated,
+	d.status, d.reason, d.attempt_count, d.next_attempt_at, d.last_response_status, d.manual, d.body_n, q.created,
 	d.schedule_factor, d.rehearsal, d.ordering_key, d.waiting_for
 	FROM queue q JOIN deliveries d ON d.id = q.delivery_id WHERE d.status = 'pending') deliveries`
 
@@ -79,29 +79,29 @@ func failedOnly(statuses []string) bool {
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL::bytea, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, NULL::bytea, created, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
 type deliveryScan struct {
-	d                      webhooks.Delivery
-	rel, replayOf, reason  pgtype.Text
-	orderingKey, waiting   pgtype.Text
-	next, created, updated pgtype.Timestamptz
-	lastStatus             pgtype.Int4
+	d                     webhooks.Delivery
+	rel, replayOf, reason pgtype.Text
+	orderingKey, waiting  pgtype.Text
+	next, created         pgtype.Timestamptz
+	lastStatus            pgtype.Int4
 }
 
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &s.rel, &s.replayOf, &d.Status, &s.reason, &d.AttemptCount,
-		&s.next, &s.lastStatus, &d.Manual, (*bodycodec.Column)(&d.Body), &s.created, &s.updated, &d.ScheduleFactor, &d.Rehearsal, &s.orderingKey, &s.waiting}
+		&s.next, &s.lastStatus, &d.Manual, (*bodycodec.Column)(&d.Body), &s.created, &d.ScheduleFactor, &d.Rehearsal, &s.orderingKey, &s.waiting}
 }
 
 func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d := s.d
 	d.Relationship, d.ReplayOf, d.Reason = webhooks.Relationship(s.rel.String), s.replayOf.String, s.reason.String
 	d.NextAttemptAt, d.LastResponseStatus = fromTS(s.next), int(s.lastStatus.Int32)
-	d.Created, d.Updated = fromTS(s.created), fromTS(s.updated)
+	d.Created = fromTS(s.created)
 	d.OrderingKey, d.WaitingFor = s.orderingKey.String, s.waiting.String
 	return &d
 }
@@ -149,7 +149,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		waiting                                 = make([]string, n)
 		replayOf                                = make([]string, n)
 		counts, lastStatus                      = make([]int32, n), make([]*int32, n)
-		next, created, updated, until           = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
+		next, created, until                    = make([]*time.Time, n), make([]*time.Time, n), make([]*time.Time, n)
 		manual, rehearsal                       = make([]bool, n), make([]bool, n)
 		bodyOf                                  = make([]*int32, n)
 		factors                                 = make([]int32, n)
@@ -164,7 +164,7 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 		ids[i], endpoints[i], events[i], types[i], statuses[i] = d.ID, d.EndpointID, d.EventID, d.EventType, d.Status
 		rels[i], replayOf[i], reasons[i] = textPtr(string(d.Relationship)), d.ReplayOf, textPtr(d.Reason)
 		counts[i], lastStatus[i] = int32(d.AttemptCount), int4Ptr(d.LastResponseStatus)
-		next[i], created[i], updated[i] = timePtr(d.NextAttemptAt), timePtr(d.Created), timePtr(d.Updated)
+		next[i], created[i] = timePtr(d.NextAttemptAt), timePtr(d.Created)
 		manual[i], factors[i], rehearsal[i] = d.Manual, int32(max(d.ScheduleFactor, 1)), d.Rehearsal
 		orderingKeys[i], waiting[i] = textPtr(d.OrderingKey), d.WaitingFor
 		if l, ok := leases[d.ID]; ok {
@@ -192,22 +192,22 @@ func queueDeliveries(b *pgx.Batch, ds []*webhooks.Delivery, leases map[string]dr
 			INSERT INTO deliveries (`+deliveryInsertCols+`)
 			SELECT u.id, u.endpoint_id, u.event_id, u.event_type, u.relationship, u.replay_of, u.status, u.reason, u.attempt_count,
 				u.next_attempt_at, u.last_response_status, u.manual, (SELECT nb.n FROM numbered nb WHERE nb.k = u.body_k),
-				u.created, u.updated, u.schedule_factor, u.rehearsal, u.ordering_key, u.waiting_for
+				u.created, u.schedule_factor, u.rehearsal, u.ordering_key, u.waiting_for
 			FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::uuid[], $7::text[]::delivery_status[], $8::text[],
-				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::timestamptz[], $15::timestamptz[], $16::int[],
-				$19::bool[], $20::text[], $21::uuid[]) AS u(id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason,
-				attempt_count, next_attempt_at, last_response_status, manual, body_k, created, updated, schedule_factor, rehearsal,
+				$9::int[], $10::timestamptz[], $11::int[], $12::bool[], $13::int[], $14::timestamptz[], $15::int[],
+				$18::bool[], $19::text[], $20::uuid[]) AS u(id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason,
+				attempt_count, next_attempt_at, last_response_status, manual, body_k, created, schedule_factor, rehearsal,
 				ordering_key, waiting_for)
 			ON CONFLICT (event_id, endpoint_id, (CASE WHEN replay_of IS NULL THEN true END)) DO NOTHING
 			RETURNING id, endpoint_id, status, next_attempt_at, waiting_for, created, ordering_key
 		), queued AS (
 			INSERT INTO queue (delivery_id, endpoint_id, due, since, lease_token, lease_expires, waiting, created, ordering_key)
 			SELECT i.id, i.endpoint_id, i.next_attempt_at, i.next_attempt_at, l.token, l.until, i.waiting_for IS NOT NULL, i.created, i.ordering_key FROM ins i
-			JOIN unnest($1::uuid[], $17::text[], $18::timestamptz[]) AS l(id, token, until) ON l.id = i.id
+			JOIN unnest($1::uuid[], $16::text[], $17::timestamptz[]) AS l(id, token, until) ON l.id = i.id
 			WHERE i.status = 'pending'
 		)
 		SELECT id FROM ins`,
-		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodyOf, created, updated,
+		uuids(ids), uuids(endpoints), uuids(events), types, rels, uuids(replayOf), statuses, reasons, counts, next, lastStatus, manual, bodyOf, created,
 		factors, tokens, until, rehearsal, orderingKeys, uuids(waiting), uuids(bodyEvents), bodies, raws).
 		Query(func(rows pgx.Rows) error {
 			var id string
@@ -399,16 +399,16 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 	}
 	n := len(ds)
 	ids, statuses, reasons, keys := make([]string, n), make([]string, n), make([]*string, n), make([]*string, n)
-	next, updated, manual, waiting := make([]*time.Time, n), make([]*time.Time, n), make([]bool, n), make([]string, n)
+	next, manual, waiting := make([]*time.Time, n), make([]bool, n), make([]string, n)
 	for i, d := range ds {
 		ids[i], statuses[i], reasons[i], keys[i] = d.ID, d.Status, textPtr(d.Reason), textPtr(d.OrderingKey)
-		next[i], updated[i], manual[i], waiting[i] = timePtr(d.NextAttemptAt), timePtr(d.Updated), d.Manual, d.WaitingFor
+		next[i], manual[i], waiting[i] = timePtr(d.NextAttemptAt), d.Manual, d.WaitingFor
 	}
 	_, err := t.Exec(ctx, `WITH r AS (
-			SELECT * FROM unnest($1::uuid[], $2::text[]::delivery_status[], $3::text[], $4::timestamptz[], $5::bool[], $6::timestamptz[], $7::text[], $8::uuid[])
-				AS r(id, status, reason, next_attempt_at, manual, updated, ordering_key, waiting_for)
+			SELECT * FROM unnest($1::uuid[], $2::text[]::delivery_status[], $3::text[], $4::timestamptz[], $5::bool[], $6::text[], $7::uuid[])
+				AS r(id, status, reason, next_attempt_at, manual, ordering_key, waiting_for)
 		), u AS (
-			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual, updated = r.updated,
+			UPDATE deliveries d SET status = r.status, reason = r.reason, next_attempt_at = r.next_attempt_at, manual = r.manual,
 				ordering_key = r.ordering_key, waiting_for = r.waiting_for
 			FROM r WHERE d.id = r.id RETURNING d.id, d.endpoint_id, d.next_attempt_at, d.waiting_for, d.created, d.ordering_key
 		)
@@ -416,7 +416,7 @@ func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 		SELECT id, endpoint_id, next_attempt_at, next_attempt_at, waiting_for IS NOT NULL, created, ordering_key FROM u
 		ON CONFLICT (delivery_id) DO UPDATE SET due = excluded.due, since = excluded.since, waiting = excluded.waiting,
 			ordering_key = excluded.ordering_key, parked = false, lease_token = NULL, lease_expires = NULL`,
-		uuids(ids), statuses, reasons, next, manual, updated, keys, uuids(waiting))
+		uuids(ids), statuses, reasons, next, manual, keys, uuids(waiting))
 	return err
 }
 

@@ -149,11 +149,11 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 // locked by the first statement.
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
 	var b pgx.Batch
-	b.Queue(`UPDATE deliveries d SET status = $1::text::delivery_status, reason = $2, next_attempt_at = NULL, manual = false, waiting_for = NULL, updated = $3
+	b.Queue(`UPDATE deliveries d SET status = $1::text::delivery_status, reason = $2, next_attempt_at = NULL, manual = false, waiting_for = NULL
 		FROM (SELECT p.id FROM queue q JOIN deliveries p ON p.id = q.delivery_id
-			WHERE q.endpoint_id = $4 AND p.status = 'pending' ORDER BY p.id FOR UPDATE OF p) l
+			WHERE q.endpoint_id = $3 AND p.status = 'pending' ORDER BY p.id FOR UPDATE OF p) l
 		WHERE d.id = l.id AND d.status = 'pending'`,
-		webhooks.DeliveryFailed, reason, ts(now), endpointID)
+		webhooks.DeliveryFailed, reason, endpointID)
 	// A claim committed while these wait for its row is seen by the next
 	// statement (each statement reads what committed before it).
 	b.Queue(`DELETE FROM queue q USING (

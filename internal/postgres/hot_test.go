@@ -11,7 +11,7 @@ import (
 
 // recordedColumns are the columns of deliveries an attempt's record
 // writes (queueRecords).
-var recordedColumns = []string{"status", "reason", "attempt_count", "next_attempt_at", "last_response_status", "manual", "updated"}
+var recordedColumns = []string{"status", "reason", "attempt_count", "next_attempt_at", "last_response_status", "manual"}
 
 // TestStore_RecordsAreHOT: recording an attempt, the one update a
 // delivery's row has in its life (delivered at its first attempt, or

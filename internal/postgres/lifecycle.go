@@ -151,14 +151,13 @@ func (t *txn) EraseEvents(ctx context.Context, ids []string, at time.Time) error
 		u AS (
 			UPDATE deliveries d SET body_n = NULL,
 				status = CASE WHEN l.status = 'pending' THEN 'failed' ELSE d.status END,
-				reason = CASE WHEN l.status = 'pending' THEN $3 ELSE d.reason END,
+				reason = CASE WHEN l.status = 'pending' THEN $2 ELSE d.reason END,
 				next_attempt_at = CASE WHEN l.status = 'pending' THEN NULL ELSE d.next_attempt_at END,
 				manual = CASE WHEN l.status = 'pending' THEN false ELSE d.manual END,
-				waiting_for = CASE WHEN l.status = 'pending' THEN NULL ELSE d.waiting_for END,
-				updated = CASE WHEN l.status = 'pending' THEN $2 ELSE d.updated END
+				waiting_for = CASE WHEN l.status = 'pending' THEN NULL ELSE d.waiting_for END
 			FROM l WHERE d.id = l.id RETURNING d.id)
 		UPDATE attempts a SET response_body = ''::bytea FROM u WHERE a.delivery_id = u.id AND length(a.response_body) > 0`,
-		events, ts(at), webhooks.ReasonEventErased)
+		events, webhooks.ReasonEventErased)
 	b.Queue(`DELETE FROM bodies WHERE event_id = ANY ($1::uuid[])`, events)
 	queueUnqueue(&b, at, `q2.delivery_id IN (SELECT id FROM deliveries WHERE event_id = ANY ($1::uuid[]))`, events)
 	b.Queue(`UPDATE events SET object = 'null'::json, traceparent = NULL, erased = coalesce(erased, $2) WHERE id = ANY ($1::uuid[])`, events, ts(at))
@@ -182,9 +181,9 @@ func (t *txn) EndPendingOf(ctx context.Context, endpointID string, e *webhooks.E
 			SELECT d.id FROM queue q JOIN deliveries d ON d.id = q.delivery_id WHERE q.endpoint_id = $1 AND d.status = 'pending'
 				AND EXISTS (SELECT 1 FROM events e WHERE e.id = d.event_id AND `+erasureEvents+`)
 			ORDER BY d.id FOR UPDATE OF d)
-		UPDATE deliveries d SET status = 'failed', reason = $4, next_attempt_at = NULL, manual = false, waiting_for = NULL, updated = $5
+		UPDATE deliveries d SET status = 'failed', reason = $4, next_attempt_at = NULL, manual = false, waiting_for = NULL
 		FROM l WHERE d.id = l.id AND d.status = 'pending'`,
-		endpointID, company, account, webhooks.ReasonEventErased, ts(now))
+		endpointID, company, account, webhooks.ReasonEventErased)
 	queueUnqueue(&b, now, `q2.endpoint_id = $1 AND EXISTS (SELECT 1 FROM deliveries d WHERE d.id = q2.delivery_id AND d.status <> 'pending')`, endpointID)
 	return t.SendBatch(ctx, &b).Close()
 }

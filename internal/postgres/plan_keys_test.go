@@ -40,8 +40,8 @@ func TestStore_HashKeyedListsReadOnePage(t *testing.T) {
 			SELECT gen_random_uuid(), CASE WHEN j % 4 = 0 THEN 'invoice.paid' ELSE 'invoice.sent' END, '` + webhooks.LatestAPIVersion + `', true, false,
 				'` + account + `', ('01900000-0000-7000-8001-' || lpad(i::text, 12, '0'))::uuid, '{}', now() - (j * ` + strconv.Itoa(companies) + ` + i) * interval '1 ms'
 			FROM generate_series(1, ` + strconv.Itoa(companies) + `) i, generate_series(1, ` + strconv.Itoa(perScope) + `) j`,
-		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, manual, created, updated)
-			SELECT gen_random_uuid(), ('01900000-0000-7000-8002-' || substr(company_id::text, 25))::uuid, id, type, 'delivered', 1, false, created, created
+		`INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, manual, created)
+			SELECT gen_random_uuid(), ('01900000-0000-7000-8002-' || substr(company_id::text, 25))::uuid, id, type, 'delivered', 1, false, created
 			FROM events`,
 		`ANALYZE deliveries`,
 		`ANALYZE events`,

@@ -133,8 +133,8 @@ func TestStore_ListsUseIndexes(t *testing.T) {
 	// A backlog on another endpoint, due in a year, some of it in chains:
 	// a queue past the size a whole read of it would win at.
 	if _, err := s.pool.Exec(ctx, `WITH d AS (
-			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, created, updated, ordering_key)
-			SELECT gen_random_uuid(), gen_random_uuid(), e.id, e.type, 'pending', 0, $1, false, e.created, e.created,
+			INSERT INTO deliveries (id, endpoint_id, event_id, event_type, status, attempt_count, next_attempt_at, manual, created, ordering_key)
+			SELECT gen_random_uuid(), gen_random_uuid(), e.id, e.type, 'pending', 0, $1, false, e.created,
 				CASE WHEN n % 10 = 0 THEN 'k' || n % 100 END
 			FROM (SELECT id, type, created, row_number() OVER (ORDER BY id) AS n FROM events LIMIT 5000) e
 			RETURNING id, endpoint_id, next_attempt_at, created, ordering_key)

@@ -44,17 +44,17 @@ const (
 	qParkedOf = `SELECT id, next_attempt_at FROM deliveries WHERE endpoint_id = ? AND status = 'p' AND parked = 1
 		ORDER BY next_attempt_at, id LIMIT ?`
 	// While the delivery is pending the attempt decides its state; if it
-	// ended meanwhile, only a transition that overrides an end does (?9:
+	// ended meanwhile, only a transition that overrides an end does (?8:
 	// Transition.OverridesEnd).
 	qRecord = `UPDATE deliveries SET
 		attempt_count = max(attempt_count, ?1),
 		last_response_status = ?2,
-		status = CASE WHEN status = 'p' OR ?9 THEN ?3 ELSE status END,
-		reason = CASE WHEN status = 'p' OR ?9 THEN ?4 ELSE reason END,
-		next_attempt_at = CASE WHEN status = 'p' OR ?9 THEN ?5 ELSE next_attempt_at END,
-		due_since = CASE WHEN status = 'p' OR ?9 THEN ?5 ELSE due_since END,
-		manual = 0, lease_token = NULL, lease_expires = NULL, updated = ?6
-		WHERE id = ?7 AND lease_token = ?8`
+		status = CASE WHEN status = 'p' OR ?8 THEN ?3 ELSE status END,
+		reason = CASE WHEN status = 'p' OR ?8 THEN ?4 ELSE reason END,
+		next_attempt_at = CASE WHEN status = 'p' OR ?8 THEN ?5 ELSE next_attempt_at END,
+		due_since = CASE WHEN status = 'p' OR ?8 THEN ?5 ELSE due_since END,
+		manual = 0, lease_token = NULL, lease_expires = NULL
+		WHERE id = ?6 AND lease_token = ?7`
 	// An attempt of an erased delivery (one in flight at the erasure: its
 	// body is gone only then) is stored without its response body.
 	qInsertAttempt = `INSERT INTO attempts (delivery_id, number, started_at, duration_ms, response_status, response_body, error, manual)
@@ -282,7 +282,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 	for _, r := range records {
 		a, t := r.Attempt, r.Transition
 		res, err := tx.ExecContext(ctx, qRecord, a.Number, nullInt(a.ResponseStatus), dbStatus(t.Status), nullString(t.Reason),
-			ms(t.NextAttemptAt), ms(a.StartedAt.Add(a.Duration)), dbID(a.DeliveryID), leaseToken(r.Token), boolInt(t.OverridesEnd()))
+			ms(t.NextAttemptAt), dbID(a.DeliveryID), leaseToken(r.Token), boolInt(t.OverridesEnd()))
 		if err != nil {
 			return err
 		}

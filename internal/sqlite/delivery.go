@@ -14,7 +14,7 @@ import (
 )
 
 const deliveryCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, ` + deliveryBody + `, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, ` + deliveryBody + `, created, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // qEventIndex names the index of an event's deliveries for the queries
 // that also say the endpoint and want an order: deliveries_event holds no
@@ -26,7 +26,7 @@ const qEventIndex = `INDEXED BY deliveries_event`
 const deliveryColsD = `d.id, d.endpoint_id, d.event_id, d.event_type, d.relationship, d.replay_of, d.status, d.reason, d.attempt_count,
 	d.next_attempt_at, d.last_response_status, d.manual,
 	coalesce((SELECT b.body FROM bodies b WHERE b.event_id = d.event_id AND b.n = d.body_n), X''),
-	d.created, d.updated, d.schedule_factor, d.rehearsal, d.ordering_key, d.waiting_for`
+	d.created, d.schedule_factor, d.rehearsal, d.ordering_key, d.waiting_for`
 
 // deliveryBody reads a delivery's body from the event's bodies (see
 // insertBody); an erased one's is empty.
@@ -35,23 +35,23 @@ const deliveryBody = `coalesce((SELECT b.body FROM bodies b WHERE b.event_id = d
 // deliveryColsNoBody are deliveryCols with an empty body, for lists that
 // show deliveries' states, not what they send.
 const deliveryColsNoBody = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, NULL, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for`
+	next_attempt_at, last_response_status, manual, NULL, created, schedule_factor, rehearsal, ordering_key, waiting_for`
 
 // deliveryScan holds a delivery's columns as scanned, for rows that carry
 // other columns too.
 type deliveryScan struct {
-	d                      webhooks.Delivery
-	rel, reason            sql.NullString
-	orderingKey            sql.NullString
-	next, created, updated sql.NullInt64
-	lastStatus             sql.NullInt64
-	manual, rehearsal      int
+	d                 webhooks.Delivery
+	rel, reason       sql.NullString
+	orderingKey       sql.NullString
+	next, created     sql.NullInt64
+	lastStatus        sql.NullInt64
+	manual, rehearsal int
 }
 
 func (s *deliveryScan) dest() []any {
 	d := &s.d
 	return []any{(*dbID)(&d.ID), (*dbID)(&d.EndpointID), (*dbID)(&d.EventID), &d.EventType, &s.rel, (*dbID)(&d.ReplayOf), (*dbStatus)(&d.Status), &s.reason,
-		&d.AttemptCount, &s.next, &s.lastStatus, &s.manual, (*bodycodec.Column)(&d.Body), &s.created, &s.updated, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey,
+		&d.AttemptCount, &s.next, &s.lastStatus, &s.manual, (*bodycodec.Column)(&d.Body), &s.created, &d.ScheduleFactor, &s.rehearsal, &s.orderingKey,
 		(*dbID)(&d.WaitingFor)}
 }
 
@@ -59,7 +59,7 @@ func (s *deliveryScan) delivery() *webhooks.Delivery {
 	d := s.d
 	d.Relationship, d.Reason = webhooks.Relationship(s.rel.String), s.reason.String
 	d.NextAttemptAt, d.LastResponseStatus, d.Manual, d.Rehearsal = fromMS(s.next), int(s.lastStatus.Int64), s.manual == 1, s.rehearsal == 1
-	d.Created, d.Updated = fromMS(s.created), fromMS(s.updated)
+	d.Created = fromMS(s.created)
 	d.OrderingKey = s.orderingKey.String
 	return &d
 }
@@ -152,12 +152,12 @@ func qInsertDeliveries(n int) string {
 // deliveryInsertCols are the columns a delivery is stored with,
 // deliveryArgs their values.
 const deliveryInsertCols = `id, endpoint_id, event_id, event_type, relationship, replay_of, status, reason, attempt_count,
-	next_attempt_at, last_response_status, manual, body_n, created, updated, schedule_factor, rehearsal, ordering_key, waiting_for, due_since`
+	next_attempt_at, last_response_status, manual, body_n, created, schedule_factor, rehearsal, ordering_key, waiting_for, due_since`
 
 func deliveryArgs(d *webhooks.Delivery, bodyN sql.NullInt64) []any {
 	return []any{dbID(d.ID), dbID(d.EndpointID), dbID(d.EventID), d.EventType, nullString(string(d.Relationship)),
 		nullID(d.ReplayOf), dbStatus(d.Status), nullString(d.Reason), d.AttemptCount, ms(d.NextAttemptAt),
-		nullInt(d.LastResponseStatus), boolInt(d.Manual), bodyN, ms(d.Created), ms(d.Updated), max(d.ScheduleFactor, 1),
+		nullInt(d.LastResponseStatus), boolInt(d.Manual), bodyN, ms(d.Created), max(d.ScheduleFactor, 1),
 		boolInt(d.Rehearsal), nullString(d.OrderingKey), nullID(d.WaitingFor), ms(dueSince(d))}
 }
 
@@ -339,9 +339,9 @@ func (t *txn) LockDelivery(ctx context.Context, id string) (*webhooks.Delivery, 
 func (t *txn) Rearm(ctx context.Context, ds []*webhooks.Delivery) error {
 	for _, d := range ds {
 		if _, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, manual = ?,
-			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, updated = ?, due_since = ? WHERE id = ?`,
+			ordering_key = ?, waiting_for = ?, parked = 0, lease_token = NULL, lease_expires = NULL, due_since = ? WHERE id = ?`,
 			dbStatus(d.Status), nullString(d.Reason), ms(d.NextAttemptAt), boolInt(d.Manual), nullString(d.OrderingKey), nullID(d.WaitingFor),
-			ms(d.Updated), ms(dueSince(d)), dbID(d.ID)); err != nil {
+			ms(dueSince(d)), dbID(d.ID)); err != nil {
 			return err
 		}
 	}

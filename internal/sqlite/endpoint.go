@@ -116,9 +116,9 @@ func (t *txn) DeleteEndpoint(ctx context.Context, id string, now time.Time) erro
 // EndPending implements driver.Tx. A claimed delivery's attempt still records
 // when it ends (see recordAttempts).
 func (t *txn) EndPending(ctx context.Context, endpointID, reason string, now time.Time) error {
-	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0, waiting_for = NULL, updated = ?
+	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0, waiting_for = NULL
 		WHERE endpoint_id = ? AND status = ? AND `+qNotDelivered,
-		dbStatus(webhooks.DeliveryFailed), reason, ms(now), dbID(endpointID), dbStatus(webhooks.DeliveryPending))
+		dbStatus(webhooks.DeliveryFailed), reason, dbID(endpointID), dbStatus(webhooks.DeliveryPending))
 	return err
 }
 

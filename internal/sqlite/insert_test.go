@@ -42,7 +42,7 @@ func TestInsertDeliveryRows(t *testing.T) {
 	}
 	delivery := func(ev, ep string) *webhooks.Delivery {
 		return &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: ep, EventID: ev, EventType: "invoice.sent", Status: webhooks.DeliveryPending,
-			NextAttemptAt: now, Created: now, Updated: now, Body: []byte(`{"id":"` + ev + `"}`)}
+			NextAttemptAt: now, Created: now, Body: []byte(`{"id":"` + ev + `"}`)}
 	}
 	// 35 events to 2 endpoints; the 11th delivery repeats the 10th (in
 	// the first statement), the 69th the 2nd (a later one).

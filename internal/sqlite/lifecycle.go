@@ -89,15 +89,15 @@ func (s *Store) FindDeletedAccount(ctx context.Context, id string) (*webhooks.Ac
 
 // endPending ends failed with ReasonEventErased the pending deliveries
 // that set (a condition on the deliveries table, whose arguments are
-// numbered from ?4) selects, as EndPending does: a claimed one keeps its
+// numbered from ?3) selects, as EndPending does: a claimed one keeps its
 // claim, so that its attempt still records. A delivery of another event
 // that waited behind one of them in its chain (SPEC 18) is released, due
 // now: an erasure must not hold back the key's later events.
 func (t *txn) endPendingSet(ctx context.Context, now time.Time, set string, args ...any) error {
 	_, err := t.ExecContext(ctx, `UPDATE deliveries SET status = ?1, reason = ?2, next_attempt_at = NULL, due_since = NULL, manual = 0, parked = 0,
-		waiting_for = NULL, updated = ?3
+		waiting_for = NULL
 		WHERE status = 'p' AND `+set,
-		append([]any{dbStatus(webhooks.DeliveryFailed), webhooks.ReasonEventErased, ms(now)}, args...)...)
+		append([]any{dbStatus(webhooks.DeliveryFailed), webhooks.ReasonEventErased}, args...)...)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (t *txn) EraseEvents(ctx context.Context, eventIDs []string, at time.Time) 
 	}
 	args := idArgs(eventIDs)
 	in := `(` + placeholders(len(eventIDs)) + `)`
-	if err := t.endPendingSet(ctx, at, `event_id IN (`+numbered(4, len(eventIDs))+`)`, args...); err != nil {
+	if err := t.endPendingSet(ctx, at, `event_id IN (`+numbered(3, len(eventIDs))+`)`, args...); err != nil {
 		return err
 	}
 	for _, q := range []string{
@@ -131,13 +131,13 @@ func (t *txn) EraseEvents(ctx context.Context, eventIDs []string, at time.Time) 
 }
 
 // erasureEvents is the condition on events (alias e) that selects an
-// erasure's: ?5 its company, or ?6 its account.
-const erasureEvents = `e.test = 0 AND ((?5 IS NOT NULL AND e.company_id = ?5) OR (?6 IS NOT NULL AND e.account_id = ?6 AND e.operational = 0))`
+// erasure's: ?4 its company, or ?5 its account.
+const erasureEvents = `e.test = 0 AND ((?4 IS NOT NULL AND e.company_id = ?4) OR (?5 IS NOT NULL AND e.account_id = ?5 AND e.operational = 0))`
 
 // EndPendingOf implements driver.Tx: through the endpoint's pending
 // deliveries (an index holds them), each event read by its key.
 func (t *txn) EndPendingOf(ctx context.Context, endpointID string, e *webhooks.Erasure, now time.Time) error {
-	return t.endPendingSet(ctx, now, `endpoint_id = ?4 AND EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id AND `+erasureEvents+`)`,
+	return t.endPendingSet(ctx, now, `endpoint_id = ?3 AND EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id AND `+erasureEvents+`)`,
 		dbID(endpointID), nullID(e.CompanyID), nullID(e.AccountID))
 }
 

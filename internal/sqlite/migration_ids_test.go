@@ -129,7 +129,7 @@ func TestMigrate_BinaryIDs(t *testing.T) {
 		}
 		// A new delivery of the event finds its body and its original.
 		_, err = tx.InsertDeliveries(ctx, []*webhooks.Delivery{{ID: webhooks.NewID(), EndpointID: endpoint, EventID: event, EventType: "invoice.sent",
-			ReplayOf: original, Status: webhooks.DeliveryPending, Body: []byte(body), NextAttemptAt: now, Created: now, Updated: now}})
+			ReplayOf: original, Status: webhooks.DeliveryPending, Body: []byte(body), NextAttemptAt: now, Created: now}})
 		return err
 	})
 	if err != nil {

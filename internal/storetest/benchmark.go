@@ -242,7 +242,7 @@ func LoadLists(tb testing.TB, s Store, rows int) *ListFixture {
 			if err != nil {
 				tb.Fatal(err)
 			}
-			d.AttemptCount, d.NextAttemptAt, d.Updated = 1, time.Time{}, ev.Created.Add(time.Second)
+			d.AttemptCount, d.NextAttemptAt = 1, time.Time{}
 			if ev.Type == "invoice.paid" {
 				d.Status, d.Reason, d.LastResponseStatus = webhooks.DeliveryFailedPermanently, webhooks.ReasonNonRetryableStatus, 410
 			} else {

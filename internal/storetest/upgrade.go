@@ -60,7 +60,7 @@ func CheckBodiesUpgrade(t *testing.T, s driver.Driver, u BodiesUpgrade, bodies f
 	// A new replay of the original, as resend writes it: the same bytes,
 	// the same body row.
 	again := &webhooks.Delivery{ID: webhooks.NewID(), EndpointID: u.Ep3, EventID: u.Event, EventType: "invoice.sent", ReplayOf: u.D3,
-		Status: webhooks.DeliveryPending, Body: []byte(u.Older), Manual: true, NextAttemptAt: u.Now, Created: u.Now, Updated: u.Now}
+		Status: webhooks.DeliveryPending, Body: []byte(u.Older), Manual: true, NextAttemptAt: u.Now, Created: u.Now}
 	if err := s.InTx(ctx, func(tx driver.Tx) error { _, err := tx.InsertDeliveries(ctx, []*webhooks.Delivery{again}); return err }); err != nil {
 		t.Fatal(err)
 	}
