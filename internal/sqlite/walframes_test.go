@@ -1,9 +1,6 @@
 package sqlite
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/factuarea/webhooks/internal/app"
 	"github.com/factuarea/webhooks/internal/storetest"
 )
 
@@ -25,9 +21,8 @@ func TestWalframes(t *testing.T) {
 	if err != nil {
 		t.Fatal("python3 is needed to run scripts/walframes:", err)
 	}
-	ctx := context.Background()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "live.db")
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "live.db")
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -37,18 +32,14 @@ func TestWalframes(t *testing.T) {
 	a := storetest.MustCreateAccount(t, st, "")
 	c := storetest.MustCreateCompany(t, st, a.ID)
 	storetest.MustCreateEndpoint(t, st, storetest.NewCompanyEndpoint(c.ID, "*"))
-	uc := storetest.UseCases(st, time.Now())
 	// The log restarts after a full checkpoint: it then holds only the
 	// registrations, as a busy service's holds mostly those and records.
 	if err := s.Scrub(ctx); err != nil {
 		t.Fatal(err)
 	}
 	const events = 20
-	for i := range events {
-		in := app.EventInput{Type: "invoice.sent", CompanyID: c.ID, Object: json.RawMessage(fmt.Sprintf(storetest.BenchObject, i, i))}
-		if _, _, err := uc.RegisterEvent(ctx, app.Admin(), in); err != nil {
-			t.Fatal(err)
-		}
+	for range events {
+		storetest.MustRegisterEvent(t, st, storetest.NewEvent(t, "invoice.sent", c.ID, time.Now()))
 	}
 	// The copy is what an operator takes of a running service: the store
 	// stays open, so its log is not checkpointed away.
