@@ -288,11 +288,11 @@ func collectClaims(rows pgx.Rows, token string, traced bool) ([]*webhooks.Claim,
 }
 
 // queueEngineSettings queues in b the settings of the engine's
-// transactions (claims, attempt records): they commit without waiting for
-// the WAL flush (see qLazyCommit), and use indexes only (see qIndexOnly).
+// transactions (claims, attempt records), in one statement: they commit
+// without waiting for the WAL flush (see qLazyCommit), and their plans are
+// the hot path's (see hotPathSettings).
 func queueEngineSettings(b *pgx.Batch) {
-	b.Queue(qLazyCommit)
-	b.Queue(qIndexOnly)
+	b.Queue(`SELECT set_config('synchronous_commit', 'off', true), ` + hotPathSettings)
 }
 
 // qLazyCommit makes the rest of a transaction commit without waiting for

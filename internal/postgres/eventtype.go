@@ -93,14 +93,14 @@ func (s *Store) ListEventTypes(ctx context.Context, p webhooks.Page) (*webhooks.
 }
 
 // qRegistrationStart is a group of registrations' first statement: it
-// makes the transaction use indexes only (see qIndexOnly) and takes the
+// sets the transaction's plans (see hotPathSettings) and takes the
 // catalog's lock, shared with the other registrations and exclusive of
 // LockCatalog, so that a change of the catalog commits before the group
 // reads the catalog's version, or after the group commits. The group's
 // read of routing_version (see qVersions) then reads the catalog's beside
 // it: no statement more per group. The lock is per schema, as the tables
 // are.
-const qRegistrationStart = `SELECT set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock_shared($1, hashtext(current_schema()))`
+const qRegistrationStart = `SELECT ` + hotPathSettings + `, pg_advisory_xact_lock_shared($1, hashtext(current_schema()))`
 
 // LockCatalog implements driver.Tx: the catalog's lock, exclusive.
 func (t *txn) LockCatalog(ctx context.Context) error {

@@ -253,17 +253,28 @@ func (s *Store) inTx(ctx context.Context, fn func(t *txn) error) error {
 	return txError(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(&txn{Tx: tx}) }))
 }
 
-// qIndexOnly makes the rest of a transaction on the hot path (registering
-// events, claiming and recording attempts) use indexes only. Its
-// statements, and the foreign key checks they fire, are planned once per
-// connection and the plan is kept until the table's statistics change: a
-// plan made while a table was small, on a fresh database or an empty
-// queue, reads all of it, and went on doing so as it grew. In 30 s of the
-// benchmark, on a database whose autovacuum is off, the deliveries were
-// read whole 6,680 times, 62 million rows. Every access those statements
-// make has an index; with no sequential scan to choose, the plan made
-// on a small table is the one that suits a large one.
-const qIndexOnly = `SELECT set_config('enable_seqscan', 'off', true)`
+// hotPathSettings, selected first in a transaction on the hot path
+// (registering events, claiming and recording attempts), set the rest of
+// it to use indexes only and to keep one plan per statement.
+//
+// Indexes only: its statements, and the foreign key checks they fire, are
+// planned once per connection and the plan is kept until the table's
+// statistics change: a plan made while a table was small, on a fresh
+// database or an empty queue, reads all of it, and went on doing so as it
+// grew. In 30 s of the benchmark, on a database whose autovacuum is off,
+// the deliveries were read whole 6,680 times, 62 million rows. Every
+// access those statements make has an index; with no sequential scan to
+// choose, the plan made on a small table is the one that suits a large
+// one.
+//
+// One plan: PostgreSQL keeps a prepared statement's generic plan only if
+// it does not look dearer than the custom plans of its first five runs,
+// and for the arrays of a few rows of a small group it did not, so the
+// bodies' insert and the streaks' read were planned at every run: with
+// three processes flat out, 3 s of PostgreSQL's CPU in 15
+// (TestStore_HotPathPlansOnce). Their plans do not depend on the arrays'
+// lengths.
+const hotPathSettings = `set_config('enable_seqscan', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // pipelined runs fn on a connection of its own, for a transaction that fn
 // sends in pipelined batches: the first batch opens it with BEGIN and the
