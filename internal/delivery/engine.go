@@ -74,8 +74,9 @@ type Config struct {
 	PollInterval time.Duration
 	// RecordWindow is how long the records of ended attempts may wait for
 	// more before they are stored (0: stored once the dispatcher is free;
-	// a claim stores them at once, and a batch of DefaultBatchSize goes
-	// without waiting). It is the backend's (driver.GroupCommit): a
+	// a claim stores them at once, and a batch of DefaultBatchSize, or one
+	// with a record that ends a delivery of a chain, goes without
+	// waiting). It is the backend's (driver.GroupCommit): a
 	// database whose cost follows its transactions, shared by several
 	// processes that each see a share of the attempts, would otherwise
 	// store a few records per transaction. The slots free as the attempts
@@ -280,6 +281,7 @@ type dispatcher struct {
 	records    []*webhooks.AttemptRecord // of ended attempts, not stored yet
 	endpoints  []string                  // records[i]'s endpoint, whose slot it holds
 	since      time.Time                 // when records' first ended (see RecordWindow)
+	chained    bool                      // one of records ends a delivery of a chain (see recordsDue)
 	aborted    []*webhooks.Claim         // claims to hand back
 	deferred   []*webhooks.Claim         // claims a rate limit held back, to hand back until…
 	until      []time.Time               // …deferred[i]'s time
@@ -309,6 +311,9 @@ func (d *dispatcher) collect(r result) {
 	}
 	d.records = append(d.records, r.record)
 	d.endpoints = append(d.endpoints, r.claim.Endpoint.ID)
+	if c := r.claim.Delivery; c != nil && c.OrderingKey != "" && r.record.Transition.Status != webhooks.DeliveryPending {
+		d.chained = true
+	}
 	// The dispatcher learns the retries it schedules (see nextScheduled).
 	if t := r.record.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
 		(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {
@@ -396,9 +401,11 @@ func (d *dispatcher) queued() bool {
 }
 
 // recordsDue reports whether the records waiting are to be stored now
-// (see RecordWindow).
+// (see RecordWindow). One that ends a delivery of a chain goes at once:
+// the next delivery of the chain waits for it (SPEC 18), so a window
+// would hold every chain to a delivery per window.
 func (d *dispatcher) recordsDue() bool {
-	return len(d.records) >= DefaultBatchSize || time.Since(d.since) >= d.cfg.RecordWindow
+	return d.chained || len(d.records) >= DefaultBatchSize || time.Since(d.since) >= d.cfg.RecordWindow
 }
 
 // wait waits for something to do: a wake-up or the poll (then *look is
@@ -630,7 +637,7 @@ func (d *dispatcher) stored() {
 	if len(d.records) > 0 {
 		d.progress.signal()
 	}
-	d.records, d.endpoints = nil, nil
+	d.records, d.endpoints, d.chained = nil, nil, false
 }
 
 // flush stores the last records (see persist).

@@ -443,6 +443,33 @@ func TestEngine_RecordWindow(t *testing.T) {
 	}
 }
 
+// TestEngine_ChainRecordsSkipTheWindow: a record that ends a delivery of
+// a chain is stored at once, whatever the RecordWindow: the chain's next
+// delivery waits for it (SPEC 18). One of a delivery outside any chain
+// waits for the window.
+func TestEngine_ChainRecordsSkipTheWindow(t *testing.T) {
+	s := newQueueStore(okServer(t), 0)
+	e := newEngine(s, Config{PerEndpoint: 8, ShutdownGrace: time.Second, RecordWindow: time.Hour})
+	run(t, e)
+	waitUntil(t, "the engine running", func() bool { return e.HasRoom() })
+	hand := func(key string) {
+		token, _, ok := e.Lease(s.ep.ID, time.Now())
+		if !ok {
+			t.Fatal("lease refused")
+		}
+		c := s.inserted(token)
+		c.Delivery.OrderingKey = key
+		e.Hand([]*webhooks.Claim{c})
+	}
+	hand("")
+	waitUntil(t, "the first record waiting", func() bool { return e.inflight.Load() == 0 && e.unstored.Load() == 1 })
+	if r, _, _, _, _, _ := s.counts(); r != 0 {
+		t.Fatalf("%d records stored within the window, want 0", r)
+	}
+	hand("customer-1")
+	waitUntil(t, "both records stored", func() bool { r, _, _, _, _, _ := s.counts(); return r == 2 })
+}
+
 // TestEngine_LeaseCountsAttemptsInFlight: the cap bounds an endpoint's
 // attempts in flight. An attempt that ended frees its slot for a lease
 // before its record is stored (the record may wait behind other writes);
