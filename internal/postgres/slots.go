@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,6 +39,10 @@ type Slots struct {
 	cmu   sync.Mutex
 	conn  *pgx.Conn
 
+	// held wakes the sweeper, which sleeps while no slot is held.
+	wake   chan struct{}
+	sweeps atomic.Int64 // counts the sweeps (for tests)
+
 	done chan struct{}
 	stop context.CancelFunc
 }
@@ -62,7 +67,7 @@ const prefetch = 8
 func (s *Store) Slots() *Slots {
 	ctx, stop := context.WithCancel(s.closed)
 	sl := &Slots{cfg: s.pool.Config().ConnConfig.Copy(), log: s.log.Warn, held: map[string][]*slot{},
-		done: make(chan struct{}), stop: stop}
+		wake: make(chan struct{}, 1), done: make(chan struct{}), stop: stop}
 	go sl.sweeper(ctx)
 	return sl
 }
@@ -170,6 +175,10 @@ func (sl *Slots) Acquire(ctx context.Context, endpoints []string, cap int) ([]dr
 			sl.held[e] = append(sl.held[e], &slot{n: n, idleSince: now})
 		}
 	}
+	select {
+	case sl.wake <- struct{}{}:
+	default:
+	}
 	return out, nil
 }
 
@@ -202,24 +211,46 @@ func (sl *Slots) Release(slots []driver.Slot) {
 	}
 }
 
-// sweeper unlocks the slots idle for keepWarm, until ctx ends.
+// sweeper unlocks the slots idle for keepWarm, until ctx ends. While the
+// process holds no slot it sleeps until Acquire takes one: an idle
+// process, or one whose endpoints take no slot, wakes for nothing (on a
+// guest where every wake-up is dear, a tick every 10 ms was most of an
+// idle process's system calls).
 func (sl *Slots) sweeper(ctx context.Context) {
 	defer close(sl.done)
-	t := time.NewTicker(keepWarm / 2)
+	t := time.NewTimer(keepWarm / 2)
 	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+		if sl.holding() {
+			t.Reset(keepWarm / 2)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sl.wake:
+				continue
+			}
 		}
 		sl.cmu.Lock()
+		sl.sweeps.Add(1)
 		if err := sl.sweep(ctx); err != nil && ctx.Err() == nil {
 			sl.log("postgres: giving endpoint slots back failed; reconnecting (every slot is given back)", "err", err)
 			sl.reset()
 		}
 		sl.cmu.Unlock()
 	}
+}
+
+// holding reports whether the process holds a slot, in use or idle.
+func (sl *Slots) holding() bool {
+	sl.mu.Lock()
+	defer sl.mu.Unlock()
+	return len(sl.held) > 0
 }
 
 // sweep unlocks the slots idle for keepWarm. sl.cmu is held.
