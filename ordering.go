@@ -31,6 +31,12 @@ func Chain(ds []*Delivery, tails map[OrderKey]string) {
 	}
 }
 
+// Chained reports whether the record's delivery belongs to a chain:
+// storing a record that ends it releases the delivery behind it.
+func (r *AttemptRecord) Chained() bool {
+	return r.Delivery != nil && r.Delivery.OrderingKey != ""
+}
+
 // Chains returns the chains ds belong to, once each, in order.
 func Chains(ds []*Delivery) []OrderKey {
 	seen := map[OrderKey]bool{}

@@ -311,9 +311,7 @@ func (d *dispatcher) collect(r result) {
 	}
 	d.records = append(d.records, r.record)
 	d.endpoints = append(d.endpoints, r.claim.Endpoint.ID)
-	if c := r.claim.Delivery; c != nil && c.OrderingKey != "" && r.record.Transition.Status != webhooks.DeliveryPending {
-		d.chained = true
-	}
+	d.chained = d.chained || r.record.Chained() && r.record.Transition.Status != webhooks.DeliveryPending
 	// The dispatcher learns the retries it schedules (see nextScheduled).
 	if t := r.record.Transition; t.Status == webhooks.DeliveryPending && !t.NextAttemptAt.IsZero() &&
 		(d.next.IsZero() || t.NextAttemptAt.Before(d.next)) {

@@ -422,7 +422,7 @@ func queueReleases(b *pgx.Batch, records []*webhooks.AttemptRecord) {
 	var ids []string
 	var at []*time.Time
 	for _, r := range records {
-		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
+		if r.Chained() {
 			ids, at = append(ids, r.Delivery.ID), append(at, timePtr(r.Attempt.StartedAt.Add(r.Attempt.Duration)))
 		}
 	}

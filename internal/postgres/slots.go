@@ -39,7 +39,7 @@ type Slots struct {
 	cmu   sync.Mutex
 	conn  *pgx.Conn
 
-	// held wakes the sweeper, which sleeps while no slot is held.
+	// wake wakes the sweeper, which sleeps while no slot is held.
 	wake   chan struct{}
 	sweeps atomic.Int64 // counts the sweeps (for tests)
 

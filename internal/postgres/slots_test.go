@@ -56,6 +56,9 @@ func TestSlots(t *testing.T) {
 
 	// Once its slots are given back, the first process sleeps again.
 	for a.holding() {
+		if time.Now().After(deadline) {
+			t.Fatal("the first process still holds slots")
+		}
 		time.Sleep(keepWarm)
 	}
 	n := a.sweeps.Load()

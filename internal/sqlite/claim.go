@@ -301,7 +301,7 @@ func recordAttempts(ctx context.Context, tx *txn, records []*webhooks.AttemptRec
 			}
 			r.Exhausted = status == webhooks.DeliveryFailedPermanently
 		}
-		if r.Delivery != nil && r.Delivery.OrderingKey != "" {
+		if r.Chained() {
 			if _, err := tx.ExecContext(ctx, qReleaseNext, dbID(a.DeliveryID), ms(a.StartedAt.Add(a.Duration))); err != nil {
 				return err
 			}
