@@ -82,6 +82,9 @@ type Config struct {
 	// store a few records per transaction. The slots free as the attempts
 	// end, so the window delays only what the API shows.
 	RecordWindow time.Duration
+	// Processes, if set, says how many processes share the database: the
+	// window is RecordWindow times that (driver.GroupCommit.Processes).
+	Processes func() int
 	// ShutdownGrace is how long Run waits, once its context ends, for the
 	// attempts in flight to finish before it aborts them and hands their
 	// deliveries back. Defaults to AttemptTimeout plus one second.
@@ -403,7 +406,15 @@ func (d *dispatcher) queued() bool {
 // the next delivery of the chain waits for it (SPEC 18), so a window
 // would hold every chain to a delivery per window.
 func (d *dispatcher) recordsDue() bool {
-	return d.chained || len(d.records) >= DefaultBatchSize || time.Since(d.since) >= d.cfg.RecordWindow
+	return d.chained || len(d.records) >= DefaultBatchSize || time.Since(d.since) >= d.recordWindow()
+}
+
+// recordWindow is RecordWindow, times Processes().
+func (d *dispatcher) recordWindow() time.Duration {
+	if d.cfg.Processes == nil {
+		return d.cfg.RecordWindow
+	}
+	return d.cfg.RecordWindow * time.Duration(max(d.cfg.Processes(), 1))
 }
 
 // wait waits for something to do: a wake-up or the poll (then *look is
@@ -416,7 +427,7 @@ func (d *dispatcher) wait(ctx context.Context, timer *time.Timer, look *bool) {
 	}
 	polled := true // the timer is the poll's, not the records' window's
 	if len(d.records) > 0 {
-		if w := max(time.Until(d.since.Add(d.cfg.RecordWindow)), 0); w < wait {
+		if w := max(time.Until(d.since.Add(d.recordWindow())), 0); w < wait {
 			wait, polled = w, false
 		}
 	}

@@ -406,13 +406,16 @@ func TestEngine_HandOff(t *testing.T) {
 }
 
 // TestEngine_RecordWindow: the records of attempts that end apart are
-// stored together within the RecordWindow, and at once without one.
+// stored together within the RecordWindow, and at once without one; with
+// several processes on the database, the window is that many times
+// longer (Processes).
 func TestEngine_RecordWindow(t *testing.T) {
 	for _, tc := range []struct {
 		window   time.Duration
+		procs    int // 0: no Processes
 		min, max int // transactions
-	}{{0, 3, 5}, {time.Second, 1, 1}} {
-		t.Run(tc.window.String(), func(t *testing.T) {
+	}{{0, 0, 3, 5}, {time.Second, 0, 1, 1}, {100 * time.Millisecond, 1, 2, 3}, {100 * time.Millisecond, 3, 1, 1}} {
+		t.Run(fmt.Sprintf("%v×%d", tc.window, tc.procs), func(t *testing.T) {
 			// The n-th request is answered 50·n ms after it arrives.
 			var n atomic.Int32
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -421,7 +424,11 @@ func TestEngine_RecordWindow(t *testing.T) {
 			}))
 			t.Cleanup(srv.Close)
 			s := newQueueStore(srv.URL, 0)
-			e := newEngine(s, Config{PerEndpoint: 8, ShutdownGrace: time.Second, RecordWindow: tc.window})
+			cfg := Config{PerEndpoint: 8, ShutdownGrace: time.Second, RecordWindow: tc.window}
+			if tc.procs > 0 {
+				cfg.Processes = func() int { return tc.procs }
+			}
+			e := newEngine(s, cfg)
 			run(t, e)
 			waitUntil(t, "the engine running", func() bool { return e.HasRoom() })
 			var claims []*webhooks.Claim

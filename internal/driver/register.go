@@ -39,6 +39,20 @@ type GroupCommit struct {
 	// RecordWindow is how long the engine's records of ended attempts may
 	// wait for more before they are stored (delivery.Config.RecordWindow).
 	RecordWindow time.Duration
+	// Processes, if set, says how many processes share the database's
+	// load now. Each process's windows are that many times Window and
+	// RecordWindow (Scaled): a process that sees a third of the load
+	// gathers its groups three times as long, so that the database's
+	// transactions per event stay about what one process makes.
+	Processes func() int
+}
+
+// Scaled is w times Processes() (w alone without it).
+func (g GroupCommit) Scaled(w time.Duration) time.Duration {
+	if g.Processes == nil {
+		return w
+	}
+	return w * time.Duration(max(g.Processes(), 1))
 }
 
 // RegisterTx is a registration group's transaction.

@@ -17,7 +17,7 @@ var ErrClosed = errors.New("groupcommit: closed")
 type Committer[T any] struct {
 	commit  func(group []T)
 	max     int
-	window  time.Duration
+	window  func() time.Duration
 	in      chan *call[T]
 	closing chan struct{}
 	once    sync.Once
@@ -37,15 +37,15 @@ type call[T any] struct {
 // takes a request from its caller's hand (the channel has no buffer), so
 // one whose caller gave up while waiting to be taken is never committed.
 func Start[T any](workers, max int, commit func(group []T)) *Committer[T] {
-	return StartWindow(workers, max, 0, commit)
+	return StartWindow(workers, max, nil, commit)
 }
 
 // StartWindow is Start with a window: under load (the last group had more
 // than one request), a worker that took the waiting requests waits up to
-// window for more before it commits, so that the groups grow and the
+// window() for more before it commits, so that the groups grow and the
 // commits, each a wait for the disk, become fewer. A lone request still
-// goes at once.
-func StartWindow[T any](workers, max int, window time.Duration, commit func(group []T)) *Committer[T] {
+// goes at once. window is asked before each group (nil or 0: no window).
+func StartWindow[T any](workers, max int, window func() time.Duration, commit func(group []T)) *Committer[T] {
 	c := &Committer[T]{commit: commit, max: max, window: window, in: make(chan *call[T]), closing: make(chan struct{})}
 	for range workers {
 		c.workers.Go(c.work)
@@ -79,13 +79,17 @@ func (c *Committer[T]) Close() {
 	c.workers.Wait()
 }
 
+func (c *Committer[T]) windowNow() time.Duration {
+	if c.window == nil {
+		return 0
+	}
+	return c.window()
+}
+
 func (c *Committer[T]) work() {
 	group := make([]*call[T], 0, c.max)
-	var timer *time.Timer
-	if c.window > 0 {
-		timer = time.NewTimer(0)
-		<-timer.C
-	}
+	timer := time.NewTimer(0)
+	<-timer.C
 	loaded := false // the last group had more than one request
 	for {
 		select {
@@ -103,8 +107,8 @@ func (c *Committer[T]) work() {
 				break more
 			}
 		}
-		if loaded && timer != nil && len(group) < c.max {
-			timer.Reset(c.window)
+		if w := c.windowNow(); loaded && w > 0 && len(group) < c.max {
+			timer.Reset(w)
 		window:
 			for len(group) < c.max {
 				select {

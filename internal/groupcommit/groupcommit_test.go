@@ -5,8 +5,10 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 type req struct {
@@ -93,6 +95,62 @@ func TestGaveUp(t *testing.T) {
 		}
 		if err := c.Do(context.Background(), &req{n: 3}); !errors.Is(err, ErrClosed) {
 			t.Errorf("Do after Close: %v, want %v", err, ErrClosed)
+		}
+	})
+}
+
+// TestWindowAskedPerGroup: under load a group waits window() for more,
+// asked anew for each group, so that the window can follow what the
+// caller learns (how many processes share the database, say): a request
+// 20 ms after its group began joins it with a window of 30 ms, and not
+// with one of 10 ms.
+func TestWindowAskedPerGroup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var window atomic.Int64
+		window.Store(int64(10 * time.Millisecond))
+		var mu sync.Mutex
+		var sizes []int
+		hold := map[int]chan struct{}{0: make(chan struct{}), 5: make(chan struct{})}
+		c := StartWindow(1, 8, func() time.Duration { return time.Duration(window.Load()) }, func(group []*req) {
+			mu.Lock()
+			sizes = append(sizes, len(group))
+			mu.Unlock()
+			for _, r := range group {
+				if ch := hold[r.n]; ch != nil {
+					<-ch
+				}
+			}
+		})
+		defer c.Close()
+		var wg sync.WaitGroup
+		do := func(ns ...int) {
+			for _, n := range ns {
+				wg.Go(func() {
+					if err := c.Do(context.Background(), &req{n: n}); err != nil {
+						t.Errorf("request %d: %v", n, err)
+					}
+				})
+			}
+			synctest.Wait()
+		}
+		do(0)    // held: 1 and 2 wait, and make a group of two: the load
+		do(1, 2) //
+		close(hold[0])
+		synctest.Wait()
+		do(3, 4) // a window of 10 ms…
+		time.Sleep(20 * time.Millisecond)
+		do(5) // …which 5 missed; held, once its own window is over…
+		time.Sleep(15 * time.Millisecond)
+		do(6, 7) // …while 6 and 7 wait
+		window.Store(int64(30 * time.Millisecond))
+		close(hold[5])
+		synctest.Wait()
+		do(8, 9) // a window of 30 ms…
+		time.Sleep(20 * time.Millisecond)
+		do(10) // …which 10 joins
+		wg.Wait()
+		if want := []int{1, 2, 2, 1, 2, 3}; !slices.Equal(sizes, want) {
+			t.Errorf("group sizes: got %v, want %v", sizes, want)
 		}
 	})
 }

@@ -26,7 +26,8 @@ func (s *Store) Notify(ctx context.Context) error {
 
 // Listen implements driver.Cluster. It listens to NotifyChannel on a connection of its own, outside the
 // pool, and calls wake on every notification from a store on this store's
-// schema. It also calls wake once the channel is listened to, and again
+// schema. The connection also holds the lock by which the processes on
+// the schema count each other (CountProcesses). It also calls wake once the channel is listened to, and again
 // after every reconnection: what was notified while no connection listened
 // is lost, so the caller should look for work.
 //
@@ -69,6 +70,11 @@ func (s *Store) listen(ctx context.Context, wake, connected func()) error {
 		defer cancel()
 		conn.Close(closeCtx)
 	}()
+	// The session holds it until the connection ends (see CountProcesses).
+	// It goes first, so that the connection shows LISTEN as its query.
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock_shared($1, hashtext(current_schema()))`, lockProcess); err != nil {
+		return err
+	}
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{NotifyChannel}.Sanitize()); err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -59,6 +60,7 @@ const (
 	lockPurge       int32 = 0x77686b05 // second key: hashtext(current_schema())
 	lockCatalog     int32 = 0x77686b06 // second key: hashtext(current_schema())
 	lockChain       int32 = 0x77686b07 // second key: hashtext(endpoint id / ordering key)
+	lockProcess     int32 = 0x77686b08 // second key: hashtext(current_schema()); held shared by each listening process
 )
 
 // DefaultMaxConns is the pool size unless the URL sets pool_max_conns.
@@ -76,11 +78,12 @@ var (
 
 // Store is the PostgreSQL backend.
 type Store struct {
-	pool   *pgxpool.Pool
-	log    *slog.Logger
-	closed context.Context // done when Close is called; stops Listen
-	close  context.CancelFunc
-	schema string // the search_path: NotifyChannel's payload
+	pool      *pgxpool.Pool
+	log       *slog.Logger
+	closed    context.Context // done when Close is called; stops Listen
+	processes atomic.Int32    // see CountProcesses
+	close     context.CancelFunc
+	schema    string // the search_path: NotifyChannel's payload
 }
 
 // Option configures Open.

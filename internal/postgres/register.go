@@ -15,20 +15,21 @@ import (
 // GroupCommit implements driver.Registrar: one registrar, which waits
 // 2 ms under load for its group to grow, since PostgreSQL's work per
 // statement and per transaction is most of a small group's, whatever its
-// size. Each of several processes on one database has a share of the
-// load, and with two registrars and 1 ms their groups stayed small:
-// three processes spent 13 % more CPU per delivery (docs/performance.md),
-// one process no less. A window that followed the commits (as long as
-// the last took, 5 ms at most) cost one process flat out a fifth of its
-// deliveries per second, its producers waiting on longer groups.
+// size. A window that followed the commits (as long as the last took,
+// 5 ms at most) cost one process flat out a fifth of its deliveries per
+// second, its producers waiting on longer groups.
 //
 // The engine's records of ended attempts wait up to 20 ms for more, for
-// the same reason: each of several processes storing its share of the
-// records as they came made several times the record transactions per
-// event of one process. Nothing waits for them but the API's view of the
+// the same reason. Nothing waits for them but the API's view of the
 // attempts, and a chain's next delivery, whose record goes at once.
+//
+// Both windows are times the processes that share the schema (Processes):
+// each of three processes sees a third of the load, and with one
+// process's windows made groups a third the size, and three times the
+// transactions per event, each costing about as much.
 func (s *Store) GroupCommit() driver.GroupCommit {
-	return driver.GroupCommit{Registrars: 1, MaxGroup: 64, Window: 2 * time.Millisecond, RecordWindow: 20 * time.Millisecond}
+	return driver.GroupCommit{Registrars: 1, MaxGroup: 64, Window: 2 * time.Millisecond, RecordWindow: 20 * time.Millisecond,
+		Processes: s.Processes}
 }
 
 // RegisterGroup implements driver.Registrar, in two round trips whatever

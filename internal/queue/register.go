@@ -48,7 +48,8 @@ func NewRegistrar(drv driver.Registrar, announce func()) *Registrar {
 	// The workers inherit the label, so that a CPU profile tells the
 	// registration groups' cost apart (go tool pprof -tagfocus role=registrar).
 	pprof.Do(context.Background(), pprof.Labels("role", "registrar"), func(context.Context) {
-		r.committer = groupcommit.StartWindow(max(gc.Registrars, 1), max(gc.MaxGroup, 1), gc.Window, r.commitGroup)
+		window := func() time.Duration { return gc.Scaled(gc.Window) }
+		r.committer = groupcommit.StartWindow(max(gc.Registrars, 1), max(gc.MaxGroup, 1), window, r.commitGroup)
 	})
 	return r
 }

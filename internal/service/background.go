@@ -54,7 +54,8 @@ const (
 //     this process has no room for), listen (wakes the engine for the
 //     others'), keys (follows a rotation of the admin key every
 //     KeysRefresh), and, on PostgreSQL, vacuum (the work queue every few
-//     seconds).
+//     seconds) and processes (counts the processes on the schema every
+//     ProcessesInterval: the windows of group commit grow with them).
 func (s *Service) background() []maintenance.Service {
 	services := []maintenance.Service{
 		s.outbox,
@@ -78,7 +79,9 @@ func (s *Service) background() []maintenance.Service {
 		&maintenance.Periodic{ServiceName: "keys", Interval: cmp.Or(s.cfg.KeysRefresh, DefaultKeysRefresh), Work: s.refreshKeys, Logger: s.cfg.Logger},
 	)
 	if pg, ok := s.Store.(*postgres.Store); ok {
-		services = append(services, &maintenance.Periodic{ServiceName: "vacuum", Interval: postgres.VacuumInterval, Work: pg.Vacuum, Logger: s.cfg.Logger})
+		services = append(services,
+			&maintenance.Periodic{ServiceName: "vacuum", Interval: postgres.VacuumInterval, Work: pg.Vacuum, Logger: s.cfg.Logger},
+			&maintenance.Periodic{ServiceName: "processes", Interval: postgres.ProcessesInterval, Work: pg.CountProcesses, Logger: s.cfg.Logger})
 	}
 	return services
 }

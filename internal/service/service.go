@@ -251,6 +251,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		PerEndpoint:    cfg.PerEndpoint,
 		PollInterval:   cfg.PollInterval,
 		RecordWindow:   store.GroupCommit().RecordWindow,
+		Processes:      store.GroupCommit().Processes,
 		Lease:          cfg.Lease,
 		ShutdownGrace:  cfg.ShutdownGrace,
 		IsRefused:      func(err error) bool { return errors.Is(err, netguard.ErrAddressNotAllowed) },
