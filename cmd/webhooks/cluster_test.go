@@ -116,7 +116,8 @@ func (p *process) api(t *testing.T, key, method, path string, body any, want int
 // database, registers a load of events through all of them, and kills one
 // with SIGKILL while deliveries are in flight. Every delivery reaches the
 // sink at least once, and the repeats are at most what the killed process
-// had in flight: its claims, which the others take over when they lapse.
+// had in flight: its claims, which the others take over when they lapse;
+// and the two left count two processes on the database.
 func TestCluster_KillOneProcess(t *testing.T) {
 	const (
 		adminKey    = "cluster-test-admin-key"
@@ -212,6 +213,15 @@ func TestCluster_KillOneProcess(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("history: %d of %d deliveries delivered", delivered, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The survivors count each other, and not the killed process, whose
+	// session ended with it (webhooks_processes, every 5 s).
+	deadline = time.Now().Add(15 * time.Second)
+	for n := 0.0; n != 2; n = metric(t, procs[0], "webhooks_processes") {
+		if time.Now().After(deadline) {
+			t.Fatalf("a survivor counts %v processes, want 2", n)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

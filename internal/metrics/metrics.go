@@ -97,7 +97,20 @@ func New(queue Queue, now func() time.Time) *Metrics {
 	if st, ok := queue.(StoreSize); ok {
 		m.registry.MustRegister(&sizeCollector{store: st})
 	}
+	if c, ok := queue.(Cluster); ok {
+		m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "webhooks_processes",
+			Help: "Processes on the database, as this process last counted them (every few seconds): its registrations and attempt records wait that many times one process's windows to be stored together.",
+		}, func() float64 { return float64(c.Processes()) }))
+	}
 	return m
+}
+
+// Cluster is a store that several processes share, which counts them.
+type Cluster interface {
+	// Processes returns how many processes share the database, this one
+	// included.
+	Processes() int
 }
 
 // WritePath is a store whose writes go through one path, which it
