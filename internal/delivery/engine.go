@@ -411,10 +411,7 @@ func (d *dispatcher) recordsDue() bool {
 
 // recordWindow is RecordWindow, times Processes().
 func (d *dispatcher) recordWindow() time.Duration {
-	if d.cfg.Processes == nil {
-		return d.cfg.RecordWindow
-	}
-	return d.cfg.RecordWindow * time.Duration(max(d.cfg.Processes(), 1))
+	return driver.ScaleByProcesses(d.cfg.RecordWindow, d.cfg.Processes)
 }
 
 // wait waits for something to do: a wake-up or the poll (then *look is

@@ -47,12 +47,15 @@ type GroupCommit struct {
 	Processes func() int
 }
 
-// Scaled is w times Processes() (w alone without it).
-func (g GroupCommit) Scaled(w time.Duration) time.Duration {
-	if g.Processes == nil {
+// Scaled is w times Processes() (see ScaleByProcesses).
+func (g GroupCommit) Scaled(w time.Duration) time.Duration { return ScaleByProcesses(w, g.Processes) }
+
+// ScaleByProcesses is w times processes(), w alone when processes is nil.
+func ScaleByProcesses(w time.Duration, processes func() int) time.Duration {
+	if processes == nil {
 		return w
 	}
-	return w * time.Duration(max(g.Processes(), 1))
+	return w * time.Duration(max(processes(), 1))
 }
 
 // RegisterTx is a registration group's transaction.

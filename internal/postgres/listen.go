@@ -24,12 +24,13 @@ func (s *Store) Notify(ctx context.Context) error {
 	return err
 }
 
-// Listen implements driver.Cluster. It listens to NotifyChannel on a connection of its own, outside the
-// pool, and calls wake on every notification from a store on this store's
-// schema. The connection also holds the lock by which the processes on
-// the schema count each other (CountProcesses). It also calls wake once the channel is listened to, and again
-// after every reconnection: what was notified while no connection listened
-// is lost, so the caller should look for work.
+// Listen implements driver.Cluster. It listens to NotifyChannel on a
+// connection of its own, outside the pool, and calls wake on every
+// notification from a store on this store's schema. It also calls wake
+// once the channel is listened to, and again after every reconnection:
+// what was notified while no connection listened is lost, so the caller
+// should look for work. The connection also holds the lock by which the
+// processes on the schema count each other (CountProcesses).
 //
 // A lost connection is reopened, with a backoff from 100 ms up to 10 s.
 // Listen returns when ctx ends or the store is closed. wake runs on

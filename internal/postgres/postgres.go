@@ -81,9 +81,9 @@ type Store struct {
 	pool      *pgxpool.Pool
 	log       *slog.Logger
 	closed    context.Context // done when Close is called; stops Listen
-	processes atomic.Int32    // see CountProcesses
 	close     context.CancelFunc
-	schema    string // the search_path: NotifyChannel's payload
+	schema    string       // the search_path: NotifyChannel's payload
+	processes atomic.Int32 // see CountProcesses
 }
 
 // Option configures Open.

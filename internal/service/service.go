@@ -240,6 +240,7 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Store: store, Poll: relayPoll, MaxWait: cmp.Or(cfg.AttemptTimeout, delivery.DefaultAttemptTimeout),
 		Now: cfg.Now, Logger: cfg.Logger,
 	})
+	gc := store.GroupCommit()
 	s.Engine = delivery.New(delivery.Config{
 		Queue:          s.Queue,
 		Relay:          s.Relay,
@@ -250,8 +251,8 @@ func Open(ctx context.Context, cfg Config) (*Service, error) {
 		Concurrency:    cfg.Concurrency,
 		PerEndpoint:    cfg.PerEndpoint,
 		PollInterval:   cfg.PollInterval,
-		RecordWindow:   store.GroupCommit().RecordWindow,
-		Processes:      store.GroupCommit().Processes,
+		RecordWindow:   gc.RecordWindow,
+		Processes:      gc.Processes,
 		Lease:          cfg.Lease,
 		ShutdownGrace:  cfg.ShutdownGrace,
 		IsRefused:      func(err error) bool { return errors.Is(err, netguard.ErrAddressNotAllowed) },
